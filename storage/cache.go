@@ -1,0 +1,67 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/lectern/lectern/tenant"
+)
+
+// ErrCacheMiss: the key is absent (or expired).
+var ErrCacheMiss = errors.New("cache: miss")
+
+// Cache is the shared, expiring key-value store of authorization codes,
+// browser sessions, CIMD documents, rate-limit counters and copies of
+// revocation state (DESIGN §3, §4). Redis in production, an in-memory twin
+// in the embedded default; both pass storagetest.RunCacheTests.
+//
+// Keys of site-owned data are hash-tagged per site (see CacheKey) so that a
+// Redis Cluster keeps one site's keys together.
+type Cache interface {
+	// Get returns the value of key, or ErrCacheMiss.
+	Get(ctx context.Context, key string) ([]byte, error)
+	// GetMulti returns the values of keys in order, nil for each miss, in one
+	// round trip.
+	GetMulti(ctx context.Context, keys ...string) ([][]byte, error)
+	// Set stores value under key for ttl (ttl > 0).
+	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// SetNX stores value only if key is absent and reports whether it did.
+	SetNX(ctx context.Context, key string, value []byte, ttl time.Duration) (bool, error)
+	// GetDel atomically returns and removes key: of two concurrent callers,
+	// exactly one gets the value, the other ErrCacheMiss.
+	GetDel(ctx context.Context, key string) ([]byte, error)
+	// Delete removes keys; absent keys are ignored.
+	Delete(ctx context.Context, keys ...string) error
+	// Incr adds one to the counter at key and returns the new value. A new
+	// counter starts at 1 and expires after ttl; later increments keep that
+	// expiry (a fixed window).
+	Incr(ctx context.Context, key string, ttl time.Duration) (int64, error)
+	// Publish broadcasts message on channel to every subscriber, in every
+	// process sharing the cache.
+	Publish(ctx context.Context, channel string, message []byte) error
+	// Subscribe delivers the messages published on channel from now on
+	// until ctx ends. Delivery is best effort: a subscriber that falls behind
+	// or reconnects may miss messages, so users keep a TTL as well.
+	Subscribe(ctx context.Context, channel string) (<-chan []byte, error)
+	// Allow applies a rate limit: it reports whether one more event under key
+	// is within limit and, if not, how long until one is.
+	Allow(ctx context.Context, key string, limit Limit) (ok bool, retryAfter time.Duration, err error)
+	// Ping reports whether the cache answers.
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Limit is a rate: Rate events per Period, with bursts up to Burst.
+type Limit struct {
+	Rate   int
+	Period time.Duration
+	Burst  int
+}
+
+// CacheKey builds a cache key for data owned by a site. The braces are a
+// Redis Cluster hash tag: every key of one site lands in one slot.
+func CacheKey(site tenant.ID, kind, id string) string {
+	return "{s" + strconv.FormatInt(int64(site), 10) + "}:" + kind + ":" + id
+}

@@ -1,0 +1,132 @@
+package storage
+
+import (
+	"context"
+	"time"
+
+	"github.com/lectern/lectern/tenant"
+)
+
+// SiteStore keeps sites and the hosts that resolve to them.
+type SiteStore interface {
+	// CreateSite inserts site and its host rows (origin host and aliases).
+	// A taken slug, origin or alias is ErrConflict.
+	CreateSite(ctx context.Context, site *Site) error
+	// UpdateSite rewrites a site and its host rows.
+	UpdateSite(ctx context.Context, site *Site) error
+	SiteByID(ctx context.Context, id tenant.ID) (*Site, error)
+	SiteBySlug(ctx context.Context, slug string) (*Site, error)
+	// ListSites returns up to limit sites with ID > after, in ID order.
+	ListSites(ctx context.Context, after tenant.ID, limit int) ([]Site, error)
+	// LookupHost implements tenant.Lookup.
+	LookupHost(ctx context.Context, host string) (*tenant.Site, error)
+}
+
+// KeyStore keeps the sealed signing keys of each site.
+type KeyStore interface {
+	CreateSiteKey(ctx context.Context, key *SiteKey) error
+	// SiteKeys returns the site's keys that are not yet retired, or retired
+	// after retiredAfter (still published), newest first.
+	SiteKeys(ctx context.Context, site tenant.ID, retiredAfter time.Time) ([]SiteKey, error)
+	// SetSiteKeyState moves a key to state; retiring sets RetiredAt to at.
+	SetSiteKeyState(ctx context.Context, site tenant.ID, kid, state string, at time.Time) error
+}
+
+// UserStore keeps platform-wide people and their roles at sites.
+type UserStore interface {
+	// CreateUser inserts a user; a taken e-mail is ErrConflict.
+	CreateUser(ctx context.Context, u *User) error
+	UpdateUser(ctx context.Context, u *User) error
+	UserByID(ctx context.Context, id string) (*User, error)
+	// UserByEmail matches the e-mail case-insensitively.
+	UserByEmail(ctx context.Context, email string) (*User, error)
+	// GrantRole gives user a role at site; granting a held role is a no-op.
+	GrantRole(ctx context.Context, site tenant.ID, userID, role string) error
+	RevokeRole(ctx context.Context, site tenant.ID, userID, role string) error
+	// RolesAt returns the user's roles at site, sorted.
+	RolesAt(ctx context.Context, site tenant.ID, userID string) ([]string, error)
+	// SitesOfUser returns every site where the user holds a role.
+	SitesOfUser(ctx context.Context, userID string) ([]UserSiteRoles, error)
+}
+
+// ClientStore keeps OAuth clients, vendor integrations and the CIMD host
+// allowlist.
+type ClientStore interface {
+	// CreateClient inserts a client; a client_id taken at the same site (or
+	// platform-wide) is ErrConflict.
+	CreateClient(ctx context.Context, c *Client) error
+	UpdateClient(ctx context.Context, c *Client) error
+	// ClientByID returns the client with clientID at site, or the
+	// platform-wide client with that ID.
+	ClientByID(ctx context.Context, site tenant.ID, clientID string) (*Client, error)
+	ListClients(ctx context.Context, site tenant.ID) ([]Client, error)
+	DeleteClient(ctx context.Context, site tenant.ID, clientID string) error
+
+	// CreateVendorIntegration inserts the integration and its platform-wide
+	// client in one transaction.
+	CreateVendorIntegration(ctx context.Context, v *VendorIntegration, c *Client) error
+	ListVendorIntegrations(ctx context.Context) ([]VendorIntegration, error)
+
+	AllowCIMDHost(ctx context.Context, h *CIMDHost) error
+	// CIMDHost returns the allowlist entry for host at site, or the
+	// platform-wide one.
+	CIMDHost(ctx context.Context, site tenant.ID, host string) (*CIMDHost, error)
+}
+
+// GrantStore keeps grants, refresh tokens and remembered consent. Whether a
+// refresh token was used and whether a grant is revoked is decided here, in
+// one transaction, so that parallel or replayed refreshes cannot fork a grant
+// (DESIGN §4).
+type GrantStore interface {
+	// CreateGrant inserts a grant and its first refresh token together.
+	CreateGrant(ctx context.Context, g *Grant, rt *RefreshToken) error
+	GrantByID(ctx context.Context, site tenant.ID, id string) (*Grant, error)
+	// RotateRefreshToken marks the token with hash oldHash used and inserts
+	// next in its place, returning the grant. A token that was used already
+	// revokes the grant and returns ErrRefreshReused; an unknown, expired or
+	// revoked token, or one of a revoked or expired grant, is ErrNotFound.
+	RotateRefreshToken(ctx context.Context, site tenant.ID, oldHash []byte, next *RefreshToken, now time.Time) (*Grant, error)
+	// RefreshTokenByHash returns a refresh token and its grant.
+	RefreshTokenByHash(ctx context.Context, site tenant.ID, hash []byte) (*RefreshToken, *Grant, error)
+	// RevokeGrant revokes the grant and its refresh tokens. Revoking a revoked
+	// grant is a no-op; an unknown one is ErrNotFound.
+	RevokeGrant(ctx context.Context, site tenant.ID, id string, now time.Time) error
+	// RevokedGrants returns the IDs and sites of grants revoked after since,
+	// to refill the cache's revocation copies after a Redis loss.
+	RevokedGrants(ctx context.Context, since time.Time) ([]RevokedGrant, error)
+	// TouchGrant records that the grant was used (for "last used" displays).
+	TouchGrant(ctx context.Context, site tenant.ID, id string, at time.Time) error
+	// ListGrants returns the site's grants, of one user when userID != "".
+	ListGrants(ctx context.Context, site tenant.ID, userID string, includeRevoked bool) ([]Grant, error)
+
+	Consent(ctx context.Context, site tenant.ID, userID, clientID string) (*Consent, error)
+	SaveConsent(ctx context.Context, c *Consent) error
+}
+
+// RevokedGrant names a revoked grant.
+type RevokedGrant struct {
+	SiteID    tenant.ID
+	GrantID   string
+	RevokedAt time.Time
+}
+
+// AuditStore appends and lists audit events.
+type AuditStore interface {
+	RecordAudit(ctx context.Context, e *AuditEvent) error
+	// ListAudit returns up to limit events of site with ID < before (0: the
+	// newest), newest first.
+	ListAudit(ctx context.Context, site tenant.ID, before int64, limit int) ([]AuditEvent, error)
+}
+
+// Store is everything a backend provides.
+type Store interface {
+	SiteStore
+	KeyStore
+	UserStore
+	ClientStore
+	GrantStore
+	AuditStore
+	// Ping reports whether the backend answers.
+	Ping(ctx context.Context) error
+	Close() error
+}

@@ -1,0 +1,128 @@
+package tenant
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+)
+
+// MiddlewareOptions configures the Host → Site middleware.
+type MiddlewareOptions struct {
+	// TrustedProxies are the peers whose X-Forwarded-Host and
+	// X-Forwarded-Proto headers are believed (LECTERN_TRUSTED_PROXIES).
+	// Headers from anyone else are ignored.
+	TrustedProxies []netip.Prefix
+	// Logger receives lookup failures. Required.
+	Logger *slog.Logger
+}
+
+// Middleware resolves the request's site from its Host (or, from a trusted
+// proxy, X-Forwarded-Host) and stores it in the request context. A malformed
+// host is answered 400, an unknown one 404, a failed lookup 503, each with an
+// RFC 6749-style JSON body; none of them reaches next.
+func (r *Resolver) Middleware(opts MiddlewareOptions) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			rawHost, scheme := req.Host, "http"
+			if req.TLS != nil {
+				scheme = "https"
+			}
+			if trusted(req.RemoteAddr, opts.TrustedProxies) {
+				if h := lastValue(req.Header.Get("X-Forwarded-Host")); h != "" {
+					rawHost = h
+				}
+				if p := strings.ToLower(lastValue(req.Header.Get("X-Forwarded-Proto"))); p == "http" || p == "https" {
+					scheme = p
+				}
+			}
+			host, err := CanonicalHost(rawHost, scheme)
+			if err != nil {
+				WriteError(w, http.StatusBadRequest, "invalid_request", "the Host header is not a valid host[:port]")
+				return
+			}
+			site, err := r.Resolve(req.Context(), host)
+			switch {
+			case errors.Is(err, ErrUnknownHost):
+				WriteError(w, http.StatusNotFound, "not_found", "no site is served at this host")
+				return
+			case err != nil:
+				opts.Logger.ErrorContext(req.Context(), "site lookup failed", "host", host, "err", err)
+				w.Header().Set("Retry-After", "5")
+				WriteError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the site directory is unavailable; try again shortly")
+				return
+			}
+			next.ServeHTTP(w, req.WithContext(WithSite(req.Context(), site)))
+		})
+	}
+}
+
+// WriteError writes an RFC 6749 §5.2-style JSON error. It is the answer of
+// every Lectern endpoint that has no protocol-specific error format.
+func WriteError(w http.ResponseWriter, status int, code, description string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(struct {
+		Error       string `json:"error"`
+		Description string `json:"error_description,omitempty"`
+	}{code, description})
+}
+
+func trusted(remoteAddr string, proxies []netip.Prefix) bool {
+	if len(proxies) == 0 {
+		return false
+	}
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	ip = ip.Unmap()
+	for _, p := range proxies {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// lastValue returns the right-most element of a comma-separated header: the
+// one our own (trusted) proxy appended, not one a client sent ahead of it.
+func lastValue(v string) string {
+	if i := strings.LastIndexByte(v, ','); i >= 0 {
+		v = v[i+1:]
+	}
+	return strings.TrimSpace(v)
+}
+
+// ParseTrustedProxies parses a comma-separated list of IPs and CIDR prefixes.
+func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if strings.Contains(f, "/") {
+			p, err := netip.ParsePrefix(f)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
