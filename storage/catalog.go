@@ -238,3 +238,6 @@ type OrderItem struct {
 	Title      string    `gorm:"size:300;not null"`
 	PriceCents int64     `gorm:"not null"`
 }
+
+// TableName keeps the table name singular, as the data model names it.
+func (LectureProgress) TableName() string { return "lecture_progress" }

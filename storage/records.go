@@ -141,15 +141,15 @@ type Client struct {
 	SiteID          *tenant.ID `gorm:"index"`
 	ClientID        string     `gorm:"size:300;not null;index"`
 	SecretHash      []byte
-	Name            string    `gorm:"size:200;not null"`
-	Audience        string    `gorm:"size:16;not null"`
-	Type            string    `gorm:"size:16;not null"`
-	ApplicationType string    `gorm:"size:16;not null"`
-	RedirectURIs    []string  `gorm:"column:redirect_uris;serializer:json;type:text;not null"`
-	Scopes          []string  `gorm:"serializer:json;type:text;not null"`
-	Source          string    `gorm:"size:16;not null"`
-	Reviewed        bool      `gorm:"not null"`
-	CreatedBy       string    `gorm:"size:64;not null"`
+	Name            string   `gorm:"size:200;not null"`
+	Audience        string   `gorm:"size:16;not null"`
+	Type            string   `gorm:"size:16;not null"`
+	ApplicationType string   `gorm:"size:16;not null"`
+	RedirectURIs    []string `gorm:"column:redirect_uris;serializer:json;type:text;not null"`
+	Scopes          []string `gorm:"serializer:json;type:text;not null"`
+	Source          string   `gorm:"size:16;not null"`
+	Reviewed        bool     `gorm:"not null"`
+	CreatedBy       string   `gorm:"size:64;not null"`
 	LastUsedAt      *time.Time
 	CreatedAt       time.Time `gorm:"not null"`
 	UpdatedAt       time.Time `gorm:"not null"`

@@ -1,0 +1,186 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
+)
+
+// CreateGrant implements storage.GrantStore.
+func (s *Store) CreateGrant(ctx context.Context, g *storage.Grant, rt *storage.RefreshToken) error {
+	if g.Scopes == nil {
+		g.Scopes = []string{}
+	}
+	rt.SiteID, rt.GrantID = g.SiteID, g.ID
+	return mapErr(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(g).Error; err != nil {
+			return err
+		}
+		return tx.Create(rt).Error
+	}))
+}
+
+// GrantByID implements storage.GrantStore.
+func (s *Store) GrantByID(ctx context.Context, site tenant.ID, id string) (*storage.Grant, error) {
+	var g storage.Grant
+	if err := s.db.WithContext(ctx).Scopes(siteScope(site)).Take(&g, "id = ?", id).Error; err != nil {
+		return nil, mapErr(err)
+	}
+	return &g, nil
+}
+
+// RotateRefreshToken implements storage.GrantStore. The conditional UPDATE
+// is the decision: of two requests presenting the same token, exactly one
+// matches "used_at IS NULL"; the other finds it used and revokes the grant.
+func (s *Store) RotateRefreshToken(ctx context.Context, site tenant.ID, oldHash []byte, next *storage.RefreshToken, now time.Time) (*storage.Grant, error) {
+	now = now.UTC()
+	var (
+		grant  storage.Grant
+		reused bool
+	)
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var used []storage.RefreshToken
+		res := tx.Model(&used).Clauses(clause.Returning{Columns: []clause.Column{{Name: "grant_id"}}}).
+			Scopes(siteScope(site)).
+			Where("token_hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?", oldHash, now).
+			Update("used_at", now)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			var rt storage.RefreshToken
+			if err := tx.Scopes(siteScope(site)).Take(&rt, "token_hash = ?", oldHash).Error; err != nil {
+				return err
+			}
+			if rt.UsedAt == nil {
+				return storage.ErrNotFound // expired or revoked
+			}
+			reused = true
+			if err := tx.Scopes(siteScope(site)).Take(&grant, "id = ?", rt.GrantID).Error; err != nil {
+				return err
+			}
+			return revokeGrant(tx, site, rt.GrantID, now)
+		}
+		if err := tx.Scopes(siteScope(site)).Take(&grant, "id = ?", used[0].GrantID).Error; err != nil {
+			return err
+		}
+		if grant.RevokedAt != nil || !grant.ExpiresAt.After(now) {
+			return storage.ErrNotFound
+		}
+		next.SiteID, next.GrantID, next.ParentHash = site, grant.ID, oldHash
+		if next.ExpiresAt.After(grant.ExpiresAt) {
+			next.ExpiresAt = grant.ExpiresAt // the grant's absolute limit caps every token
+		}
+		if err := tx.Create(next).Error; err != nil {
+			return err
+		}
+		grant.LastUsedAt = now
+		return tx.Model(&storage.Grant{}).Scopes(siteScope(site)).Where("id = ?", grant.ID).Update("last_used_at", now).Error
+	})
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	if reused {
+		return &grant, storage.ErrRefreshReused
+	}
+	return &grant, nil
+}
+
+// RefreshTokenByHash implements storage.GrantStore.
+func (s *Store) RefreshTokenByHash(ctx context.Context, site tenant.ID, hash []byte) (*storage.RefreshToken, *storage.Grant, error) {
+	var rt storage.RefreshToken
+	db := s.db.WithContext(ctx)
+	if err := db.Scopes(siteScope(site)).Take(&rt, "token_hash = ?", hash).Error; err != nil {
+		return nil, nil, mapErr(err)
+	}
+	var g storage.Grant
+	if err := db.Scopes(siteScope(site)).Take(&g, "id = ?", rt.GrantID).Error; err != nil {
+		return nil, nil, mapErr(err)
+	}
+	return &rt, &g, nil
+}
+
+// RevokeGrant implements storage.GrantStore.
+func (s *Store) RevokeGrant(ctx context.Context, site tenant.ID, id string, now time.Time) error {
+	return mapErr(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var n int64
+		if err := tx.Model(&storage.Grant{}).Scopes(siteScope(site)).Where("id = ?", id).Count(&n).Error; err != nil {
+			return err
+		}
+		if n == 0 {
+			return storage.ErrNotFound
+		}
+		return revokeGrant(tx, site, id, now.UTC())
+	}))
+}
+
+func revokeGrant(tx *gorm.DB, site tenant.ID, id string, now time.Time) error {
+	if err := tx.Model(&storage.Grant{}).Scopes(siteScope(site)).
+		Where("id = ? AND revoked_at IS NULL", id).Update("revoked_at", now).Error; err != nil {
+		return err
+	}
+	return tx.Model(&storage.RefreshToken{}).Scopes(siteScope(site)).
+		Where("grant_id = ? AND revoked_at IS NULL", id).Update("revoked_at", now).Error
+}
+
+// RevokedGrants implements storage.GrantStore. It reads across sites: it
+// serves the platform's own revocation cache, not a request of a site.
+func (s *Store) RevokedGrants(ctx context.Context, since time.Time) ([]storage.RevokedGrant, error) {
+	var rows []storage.RevokedGrant
+	err := s.db.WithContext(ctx).Model(&storage.Grant{}).
+		Select("site_id, id AS grant_id, revoked_at").
+		Where("revoked_at IS NOT NULL AND revoked_at > ?", since.UTC()).
+		Scan(&rows).Error
+	return rows, mapErr(err)
+}
+
+// TouchGrant implements storage.GrantStore.
+func (s *Store) TouchGrant(ctx context.Context, site tenant.ID, id string, at time.Time) error {
+	return mapErr(s.db.WithContext(ctx).Model(&storage.Grant{}).Scopes(siteScope(site)).
+		Where("id = ?", id).Update("last_used_at", at.UTC()).Error)
+}
+
+// ListGrants implements storage.GrantStore.
+func (s *Store) ListGrants(ctx context.Context, site tenant.ID, userID string, includeRevoked bool) ([]storage.Grant, error) {
+	q := s.db.WithContext(ctx).Scopes(siteScope(site))
+	if userID != "" {
+		q = q.Where("user_id = ?", userID)
+	}
+	if !includeRevoked {
+		q = q.Where("revoked_at IS NULL")
+	}
+	var gs []storage.Grant
+	err := q.Order("created_at DESC, id").Find(&gs).Error
+	return gs, mapErr(err)
+}
+
+// Consent implements storage.GrantStore.
+func (s *Store) Consent(ctx context.Context, site tenant.ID, userID, clientID string) (*storage.Consent, error) {
+	var c storage.Consent
+	err := s.db.WithContext(ctx).Scopes(siteScope(site)).
+		Take(&c, "user_id = ? AND client_id = ?", userID, clientID).Error
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return &c, nil
+}
+
+// SaveConsent implements storage.GrantStore: it replaces the remembered
+// scopes of the user and client.
+func (s *Store) SaveConsent(ctx context.Context, c *storage.Consent) error {
+	now := time.Now().UTC()
+	c.CreatedAt, c.UpdatedAt = now, now
+	if c.Scopes == nil {
+		c.Scopes = []string{}
+	}
+	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "site_id"}, {Name: "user_id"}, {Name: "client_id"}},
+		DoUpdates: clause.AssignmentColumns([]string{"scopes", "updated_at"}),
+	}).Create(c).Error
+	return mapErr(err)
+}

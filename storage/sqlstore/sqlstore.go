@@ -1,0 +1,191 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"github.com/jackc/pgx/v5/pgconn"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/lectern/lectern/storage"
+)
+
+// Dialects.
+const (
+	Postgres = "postgres"
+	SQLite   = "sqlite"
+)
+
+// Options tunes Open. A nil *Options means defaults.
+type Options struct {
+	// Logger receives slow-query warnings. Nil discards them.
+	Logger *slog.Logger
+	// MaxOpenConns bounds the pool (PostgreSQL). Default 32.
+	MaxOpenConns int
+	// SlowQuery is the threshold for slow-query warnings. Default 200ms.
+	SlowQuery time.Duration
+}
+
+// Store implements storage.Store on gorm.
+type Store struct {
+	db      *gorm.DB
+	dialect string
+}
+
+var _ storage.Store = (*Store)(nil)
+
+// Open connects to dsn: a postgres:// or postgresql:// URL, or
+// sqlite:<path> for an embedded database file (created if absent). It does
+// not migrate; call Migrate.
+func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	cfg := &gorm.Config{
+		SkipDefaultTransaction: true,
+		TranslateError:         true,
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+		Logger:                 logger.Discard,
+	}
+	if opts.Logger != nil {
+		slow := opts.SlowQuery
+		if slow == 0 {
+			slow = 200 * time.Millisecond
+		}
+		cfg.Logger = logger.NewSlogLogger(opts.Logger, logger.Config{
+			SlowThreshold:             slow,
+			LogLevel:                  logger.Warn,
+			IgnoreRecordNotFoundError: true,
+			ParameterizedQueries:      true, // never log values: they include token hashes
+		})
+	}
+	var (
+		dialector gorm.Dialector
+		dialect   string
+	)
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		dialector, dialect = postgres.Open(dsn), Postgres
+	case strings.HasPrefix(dsn, "sqlite:"):
+		path := strings.TrimPrefix(dsn, "sqlite:")
+		if path == "" {
+			return nil, errors.New("sqlstore: sqlite: needs a file path")
+		}
+		if dir := filepath.Dir(path); dir != "." {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return nil, fmt.Errorf("sqlstore: %w", err)
+			}
+		}
+		// WAL lets readers run beside the one writer; immediate transactions
+		// take the write lock up front, so two writers queue on busy_timeout
+		// instead of failing with SQLITE_BUSY on lock upgrade.
+		dialector = sqlite.Open("file:" + path + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)")
+		dialect = SQLite
+	default:
+		return nil, errors.New("sqlstore: DATABASE_URL must start with postgres://, postgresql:// or sqlite:")
+	}
+	db, err := gorm.Open(dialector, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: open %s: %w", dialect, mapErr(err))
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	if dialect == Postgres {
+		n := opts.MaxOpenConns
+		if n == 0 {
+			n = 32
+		}
+		sqlDB.SetMaxOpenConns(n)
+		sqlDB.SetMaxIdleConns(n)
+		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	} else {
+		sqlDB.SetMaxOpenConns(8)
+	}
+	s := &Store{db: db, dialect: dialect}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := s.Ping(pctx); err != nil {
+		_ = sqlDB.Close()
+		return nil, fmt.Errorf("sqlstore: connect %s: %w", dialect, err)
+	}
+	return s, nil
+}
+
+// Dialect returns Postgres or SQLite.
+func (s *Store) Dialect() string { return s.dialect }
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return mapErr(sqlDB.PingContext(ctx))
+}
+
+// Close closes the pool.
+func (s *Store) Close() error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// mapErr translates driver errors to the storage errors the edges map:
+// no row → ErrNotFound, unique violation → ErrConflict, lost connection →
+// ErrUnavailable (answered 503). Anything else passes through.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return storage.ErrNotFound
+	case errors.Is(err, gorm.ErrDuplicatedKey):
+		return fmt.Errorf("%w: %v", storage.ErrConflict, err)
+	case unavailable(err):
+		return fmt.Errorf("%w: %v", storage.ErrUnavailable, err)
+	}
+	return err
+}
+
+func unavailable(err error) bool {
+	var (
+		netErr  net.Error
+		connErr *pgconn.ConnectError
+		pgErr   *pgconn.PgError
+	)
+	switch {
+	case errors.As(err, &connErr), errors.As(err, &netErr),
+		errors.Is(err, driver.ErrBadConn), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, context.DeadlineExceeded), pgconn.Timeout(err):
+		return true
+	case errors.As(err, &pgErr):
+		// Class 08: connection exception; 57P0x: shutdown, cannot connect now.
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P")
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "conn closed") || strings.Contains(msg, "connection refused") ||
+		strings.Contains(msg, "database is closed")
+}
+
+// Exec runs a statement outside any tenant scope. It exists for operators'
+// tooling and tests (creating schemas); request paths never call it.
+func (s *Store) Exec(ctx context.Context, sql string, args ...any) error {
+	return mapErr(s.db.WithContext(ctx).Exec(sql, args...).Error)
+}
