@@ -1,0 +1,12 @@
+// Package discovery serves each site's machine-readable self-description:
+// the protected-resource metadata (RFC 9728), the authorization-server
+// metadata (RFC 8414, the source of truth), the OpenID Connect discovery
+// document, the JWKS, and (later) /auth.md, /llms.txt and /pricing.md.
+//
+// Every document is generated from the resolved tenant.Site, never from the
+// Host header. The endpoint paths of the whole service are declared here, so
+// that the metadata and the routes cannot disagree.
+//
+// discovery imports tenant, storage and authserver/scope; never authserver
+// itself, echo, gorm or go-redis.
+package discovery

@@ -1,0 +1,136 @@
+package discovery
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/lectern/lectern/tenant"
+)
+
+// KeySource gives the published JWKS of a site (authserver/keys.Manager).
+type KeySource interface {
+	JWKS(ctx context.Context, site tenant.ID) ([]byte, error)
+}
+
+// Handler serves the metadata documents and the JWKS of the request's site.
+type Handler struct {
+	keys   KeySource
+	logger *slog.Logger
+
+	mu   sync.RWMutex
+	docs map[docKey]document // pre-serialized per site version
+}
+
+type docKey struct {
+	site tenant.ID
+	path string
+}
+
+type document struct {
+	version time.Time
+	body    []byte
+	etag    string
+}
+
+// NewHandler returns a Handler.
+func NewHandler(keys KeySource, logger *slog.Logger) *Handler {
+	return &Handler{keys: keys, logger: logger, docs: map[docKey]document{}}
+}
+
+// metadataMaxAge is how long clients may cache metadata documents.
+const metadataMaxAge = "public, max-age=300"
+
+// ProtectedResource serves /.well-known/oauth-protected-resource.
+func (h *Handler) ProtectedResource(w http.ResponseWriter, r *http.Request) {
+	h.serveDoc(w, r, ProtectedResourcePath, func(s *tenant.Site) any { return ProtectedResource(s) })
+}
+
+// AuthorizationServer serves /.well-known/oauth-authorization-server and
+// /.well-known/openid-configuration (one document, RFC 8414 §3 and OIDC
+// Discovery §4 agree on its fields).
+func (h *Handler) AuthorizationServer(w http.ResponseWriter, r *http.Request) {
+	h.serveDoc(w, r, AuthorizationServerPath, func(s *tenant.Site) any { return AuthorizationServer(s) })
+}
+
+// JWKS serves the site's published signing keys.
+func (h *Handler) JWKS(w http.ResponseWriter, r *http.Request) {
+	site, ok := tenant.FromContext(r.Context())
+	if !ok {
+		tenant.WriteError(w, http.StatusNotFound, "not_found", "no site is served at this host")
+		return
+	}
+	body, err := h.keys.JWKS(r.Context(), site.ID)
+	if err != nil {
+		h.logger.ErrorContext(r.Context(), "jwks unavailable", "err", err)
+		w.Header().Set("Retry-After", "30")
+		tenant.WriteError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the signing keys of this site are unavailable")
+		return
+	}
+	setPublicHeaders(w, "public, max-age=300")
+	w.Header().Set("Content-Type", "application/jwk-set+json")
+	_, _ = w.Write(body)
+}
+
+// NotFound answers metadata paths that do not exist, such as the
+// path-suffixed protected-resource variants (DESIGN §8): clients that probe
+// them then fall back to the origin document.
+func NotFound(w http.ResponseWriter, r *http.Request) {
+	setPublicHeaders(w, "public, max-age=300")
+	tenant.WriteError(w, http.StatusNotFound, "not_found", "no metadata document at this path; see "+ProtectedResourcePath)
+}
+
+func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, path string, build func(*tenant.Site) any) {
+	site, ok := tenant.FromContext(r.Context())
+	if !ok {
+		tenant.WriteError(w, http.StatusNotFound, "not_found", "no site is served at this host")
+		return
+	}
+	doc, err := h.document(site, path, build)
+	if err != nil {
+		h.logger.ErrorContext(r.Context(), "metadata", "err", err)
+		tenant.WriteError(w, http.StatusInternalServerError, "server_error", "metadata could not be built")
+		return
+	}
+	setPublicHeaders(w, metadataMaxAge)
+	w.Header().Set("ETag", doc.etag)
+	if match := r.Header.Get("If-None-Match"); match != "" && match == doc.etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(doc.body)
+}
+
+// document returns the serialized document of site at path, building it only
+// when the site changed since it was last built.
+func (h *Handler) document(site *tenant.Site, path string, build func(*tenant.Site) any) (document, error) {
+	k := docKey{site.ID, path}
+	h.mu.RLock()
+	d, ok := h.docs[k]
+	h.mu.RUnlock()
+	if ok && d.version.Equal(site.UpdatedAt) {
+		return d, nil
+	}
+	body, err := json.Marshal(build(site))
+	if err != nil {
+		return document{}, errors.Join(errors.New("discovery: marshal"), err)
+	}
+	sum := sha256.Sum256(body)
+	d = document{version: site.UpdatedAt, body: body, etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
+	h.mu.Lock()
+	h.docs[k] = d
+	h.mu.Unlock()
+	return d, nil
+}
+
+func setPublicHeaders(w http.ResponseWriter, cacheControl string) {
+	w.Header().Set("Cache-Control", cacheControl)
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+}

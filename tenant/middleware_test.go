@@ -1,0 +1,143 @@
+package tenant
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+func serve(t *testing.T, r *Resolver, proxies []netip.Prefix, req *http.Request) (*httptest.ResponseRecorder, *Site) {
+	t.Helper()
+	var got *Site
+	h := r.Middleware(MiddlewareOptions{TrustedProxies: proxies, Logger: slog.New(slog.DiscardHandler)})(
+		http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			got, _ = FromContext(req.Context())
+			w.WriteHeader(http.StatusNoContent)
+		}))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec, got
+}
+
+func jsonError(t *testing.T, rec *httptest.ResponseRecorder) string {
+	t.Helper()
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("Content-Type %q; want application/json", ct)
+	}
+	var body struct {
+		Error       string `json:"error"`
+		Description string `json:"error_description"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || body.Error == "" || body.Description == "" {
+		t.Fatalf("body %q is not an RFC 6749 error: %v", rec.Body.String(), err)
+	}
+	return body.Error
+}
+
+func TestMiddleware(t *testing.T) {
+	l := &mapLookup{sites: map[string]*Site{
+		"a.test":         {ID: 1, Slug: "a"},
+		"localhost:8080": {ID: 2, Slug: "local"},
+	}}
+	r := NewResolver(l, nil)
+	proxy := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	tests := []struct {
+		name       string
+		host       string
+		remote     string
+		fwdHost    string
+		fwdProto   string
+		tls        bool
+		wantStatus int
+		wantSite   string
+		wantError  string
+	}{
+		{name: "known host", host: "a.test", wantStatus: 204, wantSite: "a"},
+		{name: "known host with port", host: "localhost:8080", wantStatus: 204, wantSite: "local"},
+		{name: "case folded", host: "A.TEST", wantStatus: 204, wantSite: "a"},
+		{name: "default port on https", host: "a.test:443", tls: true, wantStatus: 204, wantSite: "a"},
+		{name: "unknown host", host: "unknown.test", wantStatus: 404, wantError: "not_found"},
+		{name: "trailing dot", host: "a.test.", wantStatus: 404, wantError: "not_found"},
+		{name: "empty host", host: "", wantStatus: 400, wantError: "invalid_request"},
+		{name: "user info", host: "evil@a.test", wantStatus: 400, wantError: "invalid_request"},
+		{name: "unicode", host: "ä.test", wantStatus: 400, wantError: "invalid_request"},
+		{name: "overlong", host: strings.Repeat("a", 300), wantStatus: 400, wantError: "invalid_request"},
+		{name: "port out of range", host: "a.test:70000", wantStatus: 400, wantError: "invalid_request"},
+		{name: "forwarded host from untrusted peer ignored", host: "unknown.test", remote: "192.0.2.1:1234", fwdHost: "a.test", wantStatus: 404, wantError: "not_found"},
+		{name: "forwarded host from trusted proxy", host: "internal:8080", remote: "10.1.2.3:1234", fwdHost: "a.test", fwdProto: "https", wantStatus: 204, wantSite: "a"},
+		{name: "forwarded: last value wins", host: "internal", remote: "10.1.2.3:1234", fwdHost: "evil.test, a.test", wantStatus: 204, wantSite: "a"},
+		{name: "forwarded proto sets default port", host: "x", remote: "10.0.0.1:1", fwdHost: "a.test:443", fwdProto: "https", wantStatus: 204, wantSite: "a"},
+		{name: "malformed forwarded host", host: "a.test", remote: "10.0.0.1:1", fwdHost: "a b", wantStatus: 400, wantError: "invalid_request"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, "/", nil)
+			req.Host = tt.host
+			if tt.remote != "" {
+				req.RemoteAddr = tt.remote
+			}
+			if tt.fwdHost != "" {
+				req.Header.Set("X-Forwarded-Host", tt.fwdHost)
+			}
+			if tt.fwdProto != "" {
+				req.Header.Set("X-Forwarded-Proto", tt.fwdProto)
+			}
+			req.TLS = nil
+			if tt.tls {
+				req.TLS = &tls.ConnectionState{}
+			}
+			rec, site := serve(t, r, proxy, req)
+			if rec.Code != tt.wantStatus {
+				t.Fatalf("status %d; want %d (body %s)", rec.Code, tt.wantStatus, rec.Body)
+			}
+			if tt.wantError != "" {
+				if got := jsonError(t, rec); got != tt.wantError {
+					t.Fatalf("error %q; want %q", got, tt.wantError)
+				}
+				if site != nil {
+					t.Fatal("the handler ran for a refused host")
+				}
+				return
+			}
+			if site == nil || site.Slug != tt.wantSite {
+				t.Fatalf("site %+v; want %q", site, tt.wantSite)
+			}
+		})
+	}
+}
+
+func TestMiddlewareStorageOutage(t *testing.T) {
+	l := &mapLookup{sites: map[string]*Site{}, err: errors.New("connection refused")}
+	r := NewResolver(l, nil)
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Host = "a.test"
+	rec, _ := serve(t, r, nil, req)
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("status %d, Retry-After %q; want 503 with Retry-After", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	if got := jsonError(t, rec); got != "temporarily_unavailable" {
+		t.Fatalf("error %q", got)
+	}
+}
+
+func TestParseTrustedProxies(t *testing.T) {
+	ps, err := ParseTrustedProxies(" 10.0.0.0/8, 192.0.2.7 ,::1")
+	if err != nil || len(ps) != 3 {
+		t.Fatalf("ParseTrustedProxies = %v, %v", ps, err)
+	}
+	if !trusted("192.0.2.7:55", ps) || trusted("192.0.2.8:55", ps) || !trusted("[::1]:9", ps) || !trusted("10.9.9.9:1", ps) {
+		t.Fatal("trusted() disagrees with the parsed list")
+	}
+	if _, err := ParseTrustedProxies("10.0.0.0/33"); err == nil {
+		t.Fatal("accepted a bad prefix")
+	}
+	if _, err := ParseTrustedProxies("not-an-ip"); err == nil {
+		t.Fatal("accepted a bad address")
+	}
+}
