@@ -1,0 +1,348 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	neturl "net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lectern/lectern/storage"
+)
+
+var _ storage.Cache = (*Redis)(nil)
+
+// subscribeTimeout bounds the wait for Redis to confirm a subscription, so
+// that Subscribe with a context without deadline cannot hang on a dead
+// server.
+const subscribeTimeout = 5 * time.Second
+
+// incrScript increments a counter and gives it its expiry in the same atomic
+// step: with INCR then PEXPIRE as two commands, a crash or a lost connection
+// in between would leave a counter that never expires (a rate limit that
+// never resets). It sets the expiry whenever the key has none, which is
+// exactly when INCR created it.
+const incrScript = `
+local n = redis.call('INCR', KEYS[1])
+if redis.call('PTTL', KEYS[1]) == -1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
+return n
+`
+
+// RedisOptions configures NewRedis. A nil *RedisOptions gives the defaults.
+type RedisOptions struct {
+	// Prefix is prepended to every key and channel name, so deployments and
+	// tests sharing one Redis never see each other's data. Pub/sub ignores
+	// the database number of the URL, so for channels the prefix is the only
+	// separation. It must not contain '{': the site hash tag of
+	// storage.CacheKey has to stay the first braces of the key for Redis
+	// Cluster to keep a site's keys in one slot.
+	Prefix string
+	// PoolSize is go-redis' connection pool size; zero keeps its default
+	// (ten connections per GOMAXPROCS).
+	PoolSize int
+}
+
+// Redis is the storage.Cache shared by every replica of a deployment. It
+// needs Redis 6.2 or later (GETDEL). It is safe for concurrent use.
+type Redis struct {
+	rdb     *redis.Client
+	prefix  string
+	limiter *redis_rate.Limiter
+	incr    *redis.Script
+
+	mu      sync.Mutex // orders subs.Add before Close's subs.Wait
+	closed  bool
+	closing chan struct{} // closed by Close: ends every subscription
+	subs    sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// NewRedis connects to the Redis at url (redis://, rediss:// or unix://, as
+// go-redis' ParseURL reads it) and checks that it answers. An unreachable
+// server gives an error wrapping storage.ErrUnavailable.
+func NewRedis(ctx context.Context, url string, opts *RedisOptions) (*Redis, error) {
+	var o RedisOptions
+	if opts != nil {
+		o = *opts
+	}
+	if strings.Contains(o.Prefix, "{") {
+		return nil, fmt.Errorf("cache: redis prefix %q must not contain '{'", o.Prefix)
+	}
+	ro, err := redis.ParseURL(url)
+	if err != nil {
+		// url.Parse quotes the whole URL in its error, password included;
+		// keep only its reason.
+		var ue *neturl.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("cache: invalid redis URL: %w", err)
+	}
+	if o.PoolSize > 0 {
+		ro.PoolSize = o.PoolSize
+	}
+	// Without it go-redis ignores context deadlines on reads and writes, and
+	// a caller's deadline would not bound a call to a stalled server.
+	ro.ContextTimeoutEnabled = true
+
+	rdb := redis.NewClient(ro)
+	r := &Redis{
+		rdb:     rdb,
+		prefix:  o.Prefix,
+		limiter: redis_rate.NewLimiter(rdb),
+		incr:    redis.NewScript(incrScript),
+		closing: make(chan struct{}),
+	}
+	if err := r.Ping(ctx); err != nil {
+		_ = rdb.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Redis) key(k string) string { return r.prefix + k }
+
+func (r *Redis) keys(ks []string) []string {
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = r.prefix + k
+	}
+	return out
+}
+
+// Get implements storage.Cache.
+func (r *Redis) Get(ctx context.Context, key string) ([]byte, error) {
+	b, err := r.rdb.Get(ctx, r.key(key)).Bytes()
+	if err != nil {
+		return nil, mapErr("GET", err)
+	}
+	return b, nil
+}
+
+// GetMulti implements storage.Cache with one MGET.
+func (r *Redis) GetMulti(ctx context.Context, keys ...string) ([][]byte, error) {
+	if len(keys) == 0 {
+		// MGET without keys is a syntax error; there is nothing to ask.
+		return [][]byte{}, nil
+	}
+	vals, err := r.rdb.MGet(ctx, r.keys(keys)...).Result()
+	if err != nil {
+		return nil, mapErr("MGET", err)
+	}
+	out := make([][]byte, len(vals))
+	for i, v := range vals {
+		switch v := v.(type) {
+		case nil:
+		case string:
+			// Never nil, so that an empty value is not mistaken for a miss.
+			out[i] = append(make([]byte, 0, len(v)), v...)
+		default:
+			return nil, fmt.Errorf("cache: redis MGET: unexpected reply type %T", v)
+		}
+	}
+	return out, nil
+}
+
+// Set implements storage.Cache.
+func (r *Redis) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if err := checkTTL(ttl); err != nil {
+		return err
+	}
+	return mapErr("SET", r.rdb.Set(ctx, r.key(key), value, ceilMillis(ttl)).Err())
+}
+
+// SetNX implements storage.Cache with SET NX.
+func (r *Redis) SetNX(ctx context.Context, key string, value []byte, ttl time.Duration) (bool, error) {
+	if err := checkTTL(ttl); err != nil {
+		return false, err
+	}
+	ok, err := r.rdb.SetNX(ctx, r.key(key), value, ceilMillis(ttl)).Result()
+	if err != nil {
+		return false, mapErr("SET NX", err)
+	}
+	return ok, nil
+}
+
+// GetDel implements storage.Cache with GETDEL, which Redis runs atomically.
+func (r *Redis) GetDel(ctx context.Context, key string) ([]byte, error) {
+	b, err := r.rdb.GetDel(ctx, r.key(key)).Bytes()
+	if err != nil {
+		return nil, mapErr("GETDEL", err)
+	}
+	return b, nil
+}
+
+// Delete implements storage.Cache.
+func (r *Redis) Delete(ctx context.Context, keys ...string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	return mapErr("DEL", r.rdb.Del(ctx, r.keys(keys)...).Err())
+}
+
+// Incr implements storage.Cache with one Lua script, so that a new counter
+// gets its expiry in the same atomic step as its first increment.
+func (r *Redis) Incr(ctx context.Context, key string, ttl time.Duration) (int64, error) {
+	if err := checkTTL(ttl); err != nil {
+		return 0, err
+	}
+	n, err := r.incr.Run(ctx, r.rdb, []string{r.key(key)}, ceilMillis(ttl).Milliseconds()).Int64()
+	if err != nil {
+		return 0, mapErr("INCR", err)
+	}
+	return n, nil
+}
+
+// Publish implements storage.Cache.
+func (r *Redis) Publish(ctx context.Context, channel string, message []byte) error {
+	return mapErr("PUBLISH", r.rdb.Publish(ctx, r.key(channel), message).Err())
+}
+
+// Subscribe implements storage.Cache. It returns once Redis has confirmed
+// the subscription, so a message published after it returns is delivered.
+// go-redis pings the connection and resubscribes after a reconnect; messages
+// published meanwhile are lost. The channel also closes when r is closed.
+func (r *Redis) Subscribe(ctx context.Context, channel string) (<-chan []byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ps := r.rdb.Subscribe(ctx, r.key(channel))
+	if _, err := ps.ReceiveTimeout(ctx, subscribeTimeout); err != nil {
+		_ = ps.Close()
+		return nil, mapErr("SUBSCRIBE", err)
+	}
+
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		_ = ps.Close()
+		return nil, mapErr("SUBSCRIBE", redis.ErrClosed)
+	}
+	r.subs.Add(1)
+	r.mu.Unlock()
+
+	msgs := ps.Channel()
+	out := make(chan []byte)
+	go func() {
+		defer r.subs.Done()
+		defer close(out)
+		defer ps.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-r.closing:
+				return
+			case m, ok := <-msgs:
+				if !ok {
+					return
+				}
+				select {
+				case out <- []byte(m.Payload):
+				case <-ctx.Done():
+					return
+				case <-r.closing:
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+// Allow implements storage.Cache with redis_rate's GCRA script, which keeps
+// one small key per limited key and needs no clock agreement between
+// replicas (it reads Redis' TIME).
+func (r *Redis) Allow(ctx context.Context, key string, limit storage.Limit) (bool, time.Duration, error) {
+	if err := checkLimit(limit); err != nil {
+		return false, 0, err
+	}
+	res, err := r.limiter.Allow(ctx, r.key(key), redis_rate.Limit{
+		Rate:   limit.Rate,
+		Period: limit.Period,
+		Burst:  limit.Burst,
+	})
+	if err != nil {
+		return false, 0, mapErr("rate limit", err)
+	}
+	if res.Allowed > 0 {
+		return true, 0, nil
+	}
+	// The script computes in float seconds; a refusal must still tell the
+	// caller to wait, however little.
+	return false, max(res.RetryAfter, time.Millisecond), nil
+}
+
+// Ping implements storage.Cache.
+func (r *Redis) Ping(ctx context.Context) error {
+	return mapErr("PING", r.rdb.Ping(ctx).Err())
+}
+
+// Close ends every subscription, waits for them, and closes the connection
+// pool. Calls on a closed Redis fail with an error wrapping
+// storage.ErrUnavailable; closing again returns the first Close's result.
+func (r *Redis) Close() error {
+	r.closeOnce.Do(func() {
+		r.mu.Lock()
+		r.closed = true
+		close(r.closing)
+		r.mu.Unlock()
+		r.subs.Wait()
+		r.closeErr = r.rdb.Close()
+	})
+	return r.closeErr
+}
+
+// mapErr translates go-redis errors into the storage vocabulary: redis.Nil
+// is a miss, and anything that means "Redis cannot answer now" wraps
+// storage.ErrUnavailable, so that the edges answer 503 (DESIGN §4). The
+// original error stays in the chain for errors.Is and for the log.
+func mapErr(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, redis.Nil):
+		return storage.ErrCacheMiss
+	case unavailable(err):
+		return fmt.Errorf("cache: redis %s: %w: %w", op, storage.ErrUnavailable, err)
+	default:
+		return fmt.Errorf("cache: redis %s: %w", op, err)
+	}
+}
+
+func unavailable(err error) bool {
+	if errors.Is(err, context.Canceled) {
+		// The caller gave up; that says nothing about Redis.
+		return false
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		// Redis answered. Most replies are errors of the request (wrong
+		// type, not an integer); only these say the server cannot serve it
+		// now. OOM is among them: deployments run with noeviction, so a full
+		// Redis refuses writes until it has room again.
+		return redis.IsLoadingError(err) || redis.IsClusterDownError(err) ||
+			redis.IsTryAgainError(err) || redis.IsMasterDownError(err) ||
+			redis.IsMaxClientsError(err) || redis.IsReadOnlyError(err) ||
+			redis.IsOOMError(err)
+	}
+	// No answer: dial and network errors, timeouts, a closed client, an
+	// exhausted pool.
+	return true
+}
+
+// ceilMillis rounds ttl up to whole milliseconds, Redis' resolution: rounding
+// down could turn a tiny ttl into zero, which Redis reads as "no expiry" or
+// "expire now".
+func ceilMillis(ttl time.Duration) time.Duration {
+	return (ttl + time.Millisecond - 1).Truncate(time.Millisecond)
+}
