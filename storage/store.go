@@ -55,6 +55,8 @@ type ClientStore interface {
 	// CreateClient inserts a client; a client_id taken at the same site (or
 	// platform-wide) is ErrConflict.
 	CreateClient(ctx context.Context, c *Client) error
+	// UpdateClient rewrites the client named by its SiteID and ClientID
+	// (SiteID nil: the platform-wide client); neither can change.
 	UpdateClient(ctx context.Context, c *Client) error
 	// ClientByID returns the client with clientID at site, or the
 	// platform-wide client with that ID.
@@ -83,8 +85,9 @@ type GrantStore interface {
 	GrantByID(ctx context.Context, site tenant.ID, id string) (*Grant, error)
 	// RotateRefreshToken marks the token with hash oldHash used and inserts
 	// next in its place, returning the grant. A token that was used already
-	// revokes the grant and returns ErrRefreshReused; an unknown, expired or
-	// revoked token, or one of a revoked or expired grant, is ErrNotFound.
+	// revokes the grant and returns the grant (to push the revocation to the
+	// cache) with ErrRefreshReused; an unknown, expired or revoked token, or
+	// one of a revoked or expired grant, is ErrNotFound.
 	RotateRefreshToken(ctx context.Context, site tenant.ID, oldHash []byte, next *RefreshToken, now time.Time) (*Grant, error)
 	// RefreshTokenByHash returns a refresh token and its grant.
 	RefreshTokenByHash(ctx context.Context, site tenant.ID, hash []byte) (*RefreshToken, *Grant, error)

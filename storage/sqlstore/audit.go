@@ -11,8 +11,9 @@ import (
 // RecordAudit implements storage.AuditStore.
 func (s *Store) RecordAudit(ctx context.Context, e *storage.AuditEvent) error {
 	if e.CreatedAt.IsZero() {
-		e.CreatedAt = time.Now().UTC()
+		e.CreatedAt = time.Now()
 	}
+	e.CreatedAt = e.CreatedAt.UTC() // SQLite compares times as text
 	if e.Details == nil {
 		e.Details = map[string]any{}
 	}

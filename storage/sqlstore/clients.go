@@ -29,16 +29,18 @@ func normalizeClient(c *storage.Client) {
 	}
 }
 
-// UpdateClient implements storage.ClientStore. The client's site cannot
-// change.
+// UpdateClient implements storage.ClientStore. The client's site and
+// client_id cannot change. The row is matched by client_id as well as by its
+// ID: a client without a row ID would otherwise leave only the site scope in
+// the WHERE clause, and the update would overwrite every client of the site.
 func (s *Store) UpdateClient(ctx context.Context, c *storage.Client) error {
+	if c.SiteID == nil && c.ID == 0 {
+		return storage.ErrNotFound // a platform-wide client is named by its row ID
+	}
 	c.UpdatedAt = time.Now().UTC()
 	normalizeClient(c)
-	q := s.db.WithContext(ctx).Model(c).Select("*").Omit("created_at", "site_id", "client_id")
-	if c.SiteID != nil {
-		q = q.Scopes(siteScope(*c.SiteID))
-	}
-	res := q.Updates(c)
+	res := s.db.WithContext(ctx).Model(c).Select("*").Omit("created_at", "site_id", "client_id").
+		Scopes(ownerScope(c.SiteID)).Where("client_id = ?", c.ClientID).Updates(c)
 	if res.Error != nil {
 		return mapErr(res.Error)
 	}
@@ -117,13 +119,7 @@ func (s *Store) AllowCIMDHost(ctx context.Context, h *storage.CIMDHost) error {
 	h.CreatedAt = time.Now().UTC()
 	return mapErr(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var existing []storage.CIMDHost
-		q := tx.Where("host = ?", h.Host)
-		if h.SiteID == nil {
-			q = q.Where("site_id IS NULL")
-		} else {
-			q = q.Scopes(siteScope(*h.SiteID))
-		}
-		if err := q.Limit(1).Find(&existing).Error; err != nil {
+		if err := tx.Scopes(ownerScope(h.SiteID)).Where("host = ?", h.Host).Limit(1).Find(&existing).Error; err != nil {
 			return err
 		}
 		if len(existing) == 1 {

@@ -16,6 +16,13 @@ func (s *Store) CreateGrant(ctx context.Context, g *storage.Grant, rt *storage.R
 	if g.Scopes == nil {
 		g.Scopes = []string{}
 	}
+	// SQLite keeps times as text in the zone they were written in and
+	// compares them as text; only UTC everywhere makes that order time order.
+	g.AuthTime, g.CreatedAt, g.ExpiresAt, g.LastUsedAt = g.AuthTime.UTC(), g.CreatedAt.UTC(), g.ExpiresAt.UTC(), g.LastUsedAt.UTC()
+	if g.RevokedAt != nil {
+		g.RevokedAt = ptrUTC(*g.RevokedAt)
+	}
+	utcToken(rt)
 	rt.SiteID, rt.GrantID = g.SiteID, g.ID
 	return mapErr(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(g).Error; err != nil {
@@ -37,6 +44,12 @@ func (s *Store) GrantByID(ctx context.Context, site tenant.ID, id string) (*stor
 // RotateRefreshToken implements storage.GrantStore. The conditional UPDATE
 // is the decision: of two requests presenting the same token, exactly one
 // matches "used_at IS NULL"; the other finds it used and revokes the grant.
+//
+// Every writer of a grant's state (rotation, reuse, RevokeGrant) locks the
+// grant row before any of its tokens. On PostgreSQL a request that waited for
+// the token row keeps its lock on it even when the row no longer matches; if
+// it then reached for the grant while another request held the grant and
+// reached for the token, the two would deadlock.
 func (s *Store) RotateRefreshToken(ctx context.Context, site tenant.ID, oldHash []byte, next *storage.RefreshToken, now time.Time) (*storage.Grant, error) {
 	now = now.UTC()
 	var (
@@ -44,16 +57,22 @@ func (s *Store) RotateRefreshToken(ctx context.Context, site tenant.ID, oldHash 
 		reused bool
 	)
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var used []storage.RefreshToken
-		res := tx.Model(&used).Clauses(clause.Returning{Columns: []clause.Column{{Name: "grant_id"}}}).
-			Scopes(siteScope(site)).
+		var rt storage.RefreshToken
+		if err := tx.Scopes(siteScope(site)).Take(&rt, "token_hash = ?", oldHash).Error; err != nil {
+			return err
+		}
+		if err := tx.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate}).Scopes(siteScope(site)).
+			Take(&grant, "id = ?", rt.GrantID).Error; err != nil {
+			return err
+		}
+		res := tx.Model(&storage.RefreshToken{}).Scopes(siteScope(site)).
 			Where("token_hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?", oldHash, now).
 			Update("used_at", now)
 		if res.Error != nil {
 			return res.Error
 		}
 		if res.RowsAffected == 0 {
-			var rt storage.RefreshToken
+			// Read again: the token may have been used while we waited for the grant.
 			if err := tx.Scopes(siteScope(site)).Take(&rt, "token_hash = ?", oldHash).Error; err != nil {
 				return err
 			}
@@ -61,18 +80,13 @@ func (s *Store) RotateRefreshToken(ctx context.Context, site tenant.ID, oldHash 
 				return storage.ErrNotFound // expired or revoked
 			}
 			reused = true
-			if err := tx.Scopes(siteScope(site)).Take(&grant, "id = ?", rt.GrantID).Error; err != nil {
-				return err
-			}
-			return revokeGrant(tx, site, rt.GrantID, now)
-		}
-		if err := tx.Scopes(siteScope(site)).Take(&grant, "id = ?", used[0].GrantID).Error; err != nil {
-			return err
+			return revokeGrant(tx, site, grant.ID, now)
 		}
 		if grant.RevokedAt != nil || !grant.ExpiresAt.After(now) {
 			return storage.ErrNotFound
 		}
 		next.SiteID, next.GrantID, next.ParentHash = site, grant.ID, oldHash
+		utcToken(next)
 		if next.ExpiresAt.After(grant.ExpiresAt) {
 			next.ExpiresAt = grant.ExpiresAt // the grant's absolute limit caps every token
 		}
@@ -89,6 +103,22 @@ func (s *Store) RotateRefreshToken(ctx context.Context, site tenant.ID, oldHash 
 		return &grant, storage.ErrRefreshReused
 	}
 	return &grant, nil
+}
+
+// utcToken writes a refresh token's times in UTC (see CreateGrant).
+func utcToken(rt *storage.RefreshToken) {
+	rt.CreatedAt, rt.ExpiresAt = rt.CreatedAt.UTC(), rt.ExpiresAt.UTC()
+	if rt.UsedAt != nil {
+		rt.UsedAt = ptrUTC(*rt.UsedAt)
+	}
+	if rt.RevokedAt != nil {
+		rt.RevokedAt = ptrUTC(*rt.RevokedAt)
+	}
+}
+
+func ptrUTC(t time.Time) *time.Time {
+	t = t.UTC()
+	return &t
 }
 
 // RefreshTokenByHash implements storage.GrantStore.
@@ -108,12 +138,11 @@ func (s *Store) RefreshTokenByHash(ctx context.Context, site tenant.ID, hash []b
 // RevokeGrant implements storage.GrantStore.
 func (s *Store) RevokeGrant(ctx context.Context, site tenant.ID, id string, now time.Time) error {
 	return mapErr(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var n int64
-		if err := tx.Model(&storage.Grant{}).Scopes(siteScope(site)).Where("id = ?", id).Count(&n).Error; err != nil {
+		// The grant row first, as in RotateRefreshToken.
+		var g storage.Grant
+		if err := tx.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate}).Scopes(siteScope(site)).
+			Select("id").Take(&g, "id = ?", id).Error; err != nil {
 			return err
-		}
-		if n == 0 {
-			return storage.ErrNotFound
 		}
 		return revokeGrant(tx, site, id, now.UTC())
 	}))

@@ -11,7 +11,12 @@ import (
 // CreateSiteKey implements storage.KeyStore.
 func (s *Store) CreateSiteKey(ctx context.Context, key *storage.SiteKey) error {
 	if key.CreatedAt.IsZero() {
-		key.CreatedAt = time.Now().UTC()
+		key.CreatedAt = time.Now()
+	}
+	// UTC throughout: SQLite compares times as text (see CreateGrant).
+	key.CreatedAt, key.ActivatesAt = key.CreatedAt.UTC(), key.ActivatesAt.UTC()
+	if key.RetiredAt != nil {
+		key.RetiredAt = ptrUTC(*key.RetiredAt)
 	}
 	return mapErr(s.db.WithContext(ctx).Create(key).Error)
 }
@@ -20,7 +25,7 @@ func (s *Store) CreateSiteKey(ctx context.Context, key *storage.SiteKey) error {
 func (s *Store) SiteKeys(ctx context.Context, site tenant.ID, retiredAfter time.Time) ([]storage.SiteKey, error) {
 	var keys []storage.SiteKey
 	err := s.db.WithContext(ctx).Scopes(siteScope(site)).
-		Where("retired_at IS NULL OR retired_at > ?", retiredAfter).
+		Where("retired_at IS NULL OR retired_at > ?", retiredAfter.UTC()).
 		Order("created_at DESC, id DESC").Find(&keys).Error
 	return keys, mapErr(err)
 }

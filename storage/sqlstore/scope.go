@@ -24,3 +24,17 @@ func siteOrPlatformScope(site tenant.ID) func(*gorm.DB) *gorm.DB {
 		return db.Where(clause.Or(clause.Eq{Column: col, Value: site}, clause.Eq{Column: col, Value: nil}))
 	}
 }
+
+// platformScope admits only platform-wide rows (site_id NULL).
+func platformScope(db *gorm.DB) *gorm.DB {
+	return db.Where(clause.Eq{Column: clause.Column{Table: clause.CurrentTable, Name: "site_id"}, Value: nil})
+}
+
+// ownerScope is siteScope for a site's row and platformScope for a
+// platform-wide one (site nil).
+func ownerScope(site *tenant.ID) func(*gorm.DB) *gorm.DB {
+	if site == nil {
+		return platformScope
+	}
+	return siteScope(*site)
+}

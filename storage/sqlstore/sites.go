@@ -26,6 +26,9 @@ func (s *Store) CreateSite(ctx context.Context, site *storage.Site) error {
 
 // UpdateSite implements storage.SiteStore.
 func (s *Store) UpdateSite(ctx context.Context, site *storage.Site) error {
+	if site.ID == 0 {
+		return storage.ErrNotFound
+	}
 	site.UpdatedAt = time.Now().UTC()
 	normalizeSite(site)
 	return mapErr(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

@@ -81,7 +81,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	case strings.HasPrefix(dsn, "sqlite:"):
 		path := strings.TrimPrefix(dsn, "sqlite:")
 		if path == "" {
-			return nil, errors.New("sqlstore: sqlite: needs a file path")
+			return nil, errors.New("sqlstore: a sqlite URL needs a file path (sqlite:<path>)")
 		}
 		if dir := filepath.Dir(path); dir != "." {
 			if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -94,7 +94,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		dialector = sqlite.Open("file:" + path + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)")
 		dialect = SQLite
 	default:
-		return nil, errors.New("sqlstore: DATABASE_URL must start with postgres://, postgresql:// or sqlite:")
+		return nil, errors.New("sqlstore: DATABASE_URL must be a postgres:// or postgresql:// URL, or sqlite:<path>")
 	}
 	db, err := gorm.Open(dialector, cfg)
 	if err != nil {

@@ -23,6 +23,9 @@ func (s *Store) CreateUser(ctx context.Context, u *storage.User) error {
 
 // UpdateUser implements storage.UserStore.
 func (s *Store) UpdateUser(ctx context.Context, u *storage.User) error {
+	if u.ID == "" {
+		return storage.ErrNotFound
+	}
 	u.UpdatedAt = time.Now().UTC()
 	u.Email = strings.ToLower(strings.TrimSpace(u.Email))
 	res := s.db.WithContext(ctx).Model(u).Select("*").Omit("created_at").Updates(u)
