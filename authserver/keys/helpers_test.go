@@ -1,0 +1,126 @@
+package keys_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lectern/lectern/authserver/keys"
+	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
+)
+
+// fakeClock is a settable clock. Its start is whole seconds so that both
+// databases store its instants exactly.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+var siteSeq atomic.Int64
+
+// createSite inserts a site row (site_keys references sites).
+func createSite(t testing.TB, s storage.SiteStore) tenant.ID {
+	t.Helper()
+	n := siteSeq.Add(1)
+	site := &storage.Site{
+		Slug:                fmt.Sprintf("keys-site-%d", n),
+		Name:                fmt.Sprintf("Keys Site %d", n),
+		Origin:              fmt.Sprintf("https://keys-site-%d.example.test", n),
+		RegistrationVariant: tenant.VariantOpen,
+	}
+	if err := s.CreateSite(context.Background(), site); err != nil {
+		t.Fatal(err)
+	}
+	return site.ID
+}
+
+func newManager(t testing.TB, store storage.KeyStore, kek []byte, opts *keys.Options) *keys.Manager {
+	t.Helper()
+	m, err := keys.NewManager(store, kek, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// logBuffer collects log output for assertions; safe for concurrent use.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *logBuffer) Logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// countingStore counts SiteKeys reads and can fail them or hold them, after
+// reading, at a gate (a receive per read; close it to open for all).
+type countingStore struct {
+	storage.KeyStore
+	reads atomic.Int64
+	gate  chan struct{}
+	fail  atomic.Pointer[error]
+}
+
+func (c *countingStore) SiteKeys(ctx context.Context, site tenant.ID, retiredAfter time.Time) ([]storage.SiteKey, error) {
+	if err := c.fail.Load(); err != nil {
+		c.reads.Add(1)
+		return nil, *err
+	}
+	rows, err := c.KeyStore.SiteKeys(ctx, site, retiredAfter)
+	c.reads.Add(1)
+	if c.gate != nil {
+		<-c.gate
+	}
+	return rows, err
+}
+
+// storedKey returns the stored row of kid (published or not yet expired).
+func storedKey(t *testing.T, s storage.KeyStore, site tenant.ID, kid string) storage.SiteKey {
+	t.Helper()
+	rows, err := s.SiteKeys(context.Background(), site, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range rows {
+		if k.KID == kid {
+			return k
+		}
+	}
+	t.Fatalf("site %d has no stored key %q", site, kid)
+	return storage.SiteKey{}
+}
