@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/lectern/lectern/authserver/keys"
+	"github.com/lectern/lectern/authserver/password"
+	"github.com/lectern/lectern/internal/platform"
+	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/storage/cache"
+	"github.com/lectern/lectern/storage/sqlstore"
+	"github.com/lectern/lectern/tenant"
+)
+
+// app is the opened process state every command shares.
+type app struct {
+	cfg      *config
+	logger   *slog.Logger
+	store    *sqlstore.Store
+	cache    storage.Cache
+	keys     *keys.Manager
+	platform *platform.Platform
+}
+
+// openOptions says how much of the app a command needs.
+type openOptions struct {
+	// migrate applies pending migrations (the embedded default always does).
+	migrate bool
+	// requireCurrentSchema refuses to run on a schema that lacks migrations.
+	requireCurrentSchema bool
+}
+
+// openApp opens storage, the cache and the key manager.
+func openApp(ctx context.Context, cfg *config, logger *slog.Logger, o openOptions) (*app, error) {
+	a := &app{cfg: cfg, logger: logger}
+	ok := false
+	defer func() {
+		if !ok {
+			a.Close()
+		}
+	}()
+	var err error
+	a.store, err = sqlstore.Open(ctx, cfg.databaseURL(), &sqlstore.Options{Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	if o.migrate || cfg.embeddedDB() {
+		applied, err := a.store.Migrate(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range applied {
+			logger.Info("migration applied", "migration", m)
+		}
+	}
+	if o.requireCurrentSchema {
+		v, err := a.store.SchemaVersion(ctx)
+		if err != nil {
+			return nil, err
+		}
+		migs, err := sqlstore.Migrations(a.store.Dialect())
+		if err != nil {
+			return nil, err
+		}
+		if v < len(migs) {
+			return nil, fmt.Errorf("the database schema is at version %d, this binary needs %d: run 'lectern migrate' first", v, len(migs))
+		}
+	}
+	if cfg.RedisURL == "" {
+		a.cache = cache.NewMemory(nil)
+	} else {
+		a.cache, err = cache.NewRedis(ctx, cfg.RedisURL, &cache.RedisOptions{Prefix: cfg.RedisPrefix})
+		if err != nil {
+			return nil, err
+		}
+	}
+	kek, err := keys.LoadKEK(cfg.KEK, cfg.KEKFile, cfg.kekGenerateDir())
+	if err != nil {
+		return nil, err
+	}
+	a.keys, err = keys.NewManager(a.store, kek, &keys.Options{Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	a.platform = &platform.Platform{Store: a.store, Keys: a.keys, Cache: a.cache, Logger: logger, PasswordParams: password.Default}
+	ok = true
+	return a, nil
+}
+
+// Close releases what openApp opened.
+func (a *app) Close() {
+	if a.cache != nil {
+		_ = a.cache.Close()
+	}
+	if a.store != nil {
+		_ = a.store.Close()
+	}
+}
+
+// ready checks the dependencies /readyz reports on.
+func (a *app) ready(ctx context.Context) map[string]error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return map[string]error{
+		"database": a.store.Ping(ctx),
+		"cache":    a.cache.Ping(ctx),
+	}
+}
+
+// siteByRef finds a site by slug or numeric ID.
+func (a *app) siteByRef(ctx context.Context, ref string) (*storage.Site, error) {
+	if ref == "" {
+		return nil, errors.New("--site is required (a slug or an ID)")
+	}
+	s, err := a.store.SiteBySlug(ctx, ref)
+	if errors.Is(err, storage.ErrNotFound) {
+		var id int64
+		if _, scanErr := fmt.Sscan(ref, &id); scanErr == nil {
+			return a.store.SiteByID(ctx, tenant.ID(id))
+		}
+		return nil, fmt.Errorf("no site %q", ref)
+	}
+	return s, err
+}

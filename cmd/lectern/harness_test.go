@@ -1,0 +1,313 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lectern/lectern/authserver/password"
+	"github.com/lectern/lectern/internal/demo"
+	"github.com/lectern/lectern/storage/sqlstore/sqltest"
+	"github.com/lectern/lectern/storage/storagetest"
+)
+
+// backend names the stores a test server runs on.
+type backend struct {
+	name        string
+	databaseURL string // "" → embedded SQLite under the data dir
+	redisURL    string // "" → in-memory cache
+}
+
+// eachBackend runs f on the embedded default and on PostgreSQL + Redis.
+func eachBackend(t *testing.T, f func(t *testing.T, b backend)) {
+	t.Run("embedded", func(t *testing.T) { f(t, backend{name: "embedded"}) })
+	t.Run("postgres+redis", func(t *testing.T) {
+		f(t, backend{name: "postgres+redis", databaseURL: sqltest.PostgresSchemaURL(t), redisURL: storagetest.RedisURL(t)})
+	})
+}
+
+// testServer is a real lectern server on a loopback port, seeded with the
+// demo, as `lectern serve` runs it.
+type testServer struct {
+	app    *app
+	srv    *server
+	port   int // the demo origins' port (the first replica's)
+	client *http.Client
+	logs   *syncBuffer
+	stop   func() error
+}
+
+type serverOptions struct {
+	// configure adjusts the configuration before the app opens.
+	configure func(*config)
+	// beforeServe runs after the server is built and before it listens.
+	beforeServe func(*server)
+	// originPort, when set, means the demo is seeded already for that port
+	// (a second replica on the same stores).
+	originPort int
+}
+
+func startServer(t *testing.T, b backend, o *serverOptions) *testServer {
+	t.Helper()
+	if o == nil {
+		o = &serverOptions{}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	cfg := &config{
+		Addr: ln.Addr().String(), DatabaseURL: b.databaseURL, RedisURL: b.redisURL,
+		RedisPrefix: "lectern-test-" + randomHex(6) + ":",
+		DataDir:     t.TempDir(), LogLevel: "debug", LogFormat: "json", AccessLog: true, DemoSeed: true,
+	}
+	if b.databaseURL != "" {
+		cfg.KEK = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
+	}
+	if o.configure != nil {
+		o.configure(cfg)
+	}
+	logs := &syncBuffer{}
+	logger := slog.New(contextHandler{slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})})
+	ctx := context.Background()
+	a, err := openApp(ctx, cfg, logger, openOptions{migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.platform.PasswordParams = fastPasswords
+	if o.originPort == 0 {
+		if _, err := demo.Seed(ctx, a.platform, a.store, port, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		port = o.originPort
+	}
+	s, err := newServer(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.beforeServe != nil {
+		o.beforeServe(s)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.serve(sctx, ln) }()
+	ts := &testServer{app: a, srv: s, port: port, logs: logs, client: loopbackClient(ln.Addr().String())}
+	eventually(t, 5*time.Second, func() error {
+		resp, err := ts.client.Get("http://" + ln.Addr().String() + "/healthz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	})
+	var once sync.Once
+	var stopErr error
+	ts.stop = func() error {
+		once.Do(func() {
+			cancel()
+			stopErr = <-done
+			a.Close()
+		})
+		return stopErr
+	}
+	t.Cleanup(func() {
+		if err := ts.stop(); err != nil {
+			t.Errorf("server stop: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("server log:\n%s", logs.String())
+		}
+	})
+	return ts
+}
+
+// fastPasswords keeps test logins quick; the hash format is the same.
+var fastPasswords = password.Params{Memory: 1024, Time: 1, Threads: 1, KeyLen: 32, SaltLen: 16}
+
+// loopbackClient dials addr whatever the URL's host, so that requests for
+// http://localhost:PORT and http://127.0.0.1:PORT reach the same server with
+// their own Host headers. It does not follow redirects.
+func loopbackClient(addr string) *http.Client {
+	d := &net.Dialer{Timeout: 5 * time.Second}
+	return &http.Client{
+		Timeout: 30 * time.Second,
+		Transport: &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, network, addr)
+		}},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+func (ts *testServer) academy() string { return demo.AcademyOrigin(ts.port) }
+func (ts *testServer) open() string    { return demo.OpenOrigin(ts.port) }
+
+// get fetches origin+path and returns status, headers and body.
+func (ts *testServer) get(t *testing.T, origin, path string, hdr ...string) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, origin+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
+			continue
+		}
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := ts.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, body
+}
+
+// getJSON fetches and decodes a JSON document, failing unless status is want.
+func (ts *testServer) getJSON(t *testing.T, origin, path string, want int, v any) http.Header {
+	t.Helper()
+	code, hdr, body := ts.get(t, origin, path)
+	if code != want {
+		t.Fatalf("GET %s%s: status %d, want %d; body %s", origin, path, code, want, body)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		t.Fatalf("GET %s%s: body is not JSON: %v\n%s", origin, path, err, body)
+	}
+	return hdr
+}
+
+// oauthError decodes an RFC 6749 §5.2 error body.
+type oauthError struct {
+	Error       string `json:"error"`
+	Description string `json:"error_description"`
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// faultProxy forwards TCP connections to a real service and can cut them,
+// so tests can take PostgreSQL or Redis away from one server without
+// touching the shared service.
+type faultProxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	down   bool
+	conns  map[net.Conn]struct{}
+}
+
+func newFaultProxy(t *testing.T, target string) *faultProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &faultProxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	go p.accept()
+	t.Cleanup(func() { ln.Close(); p.cut() })
+	return p
+}
+
+func (p *faultProxy) addr() string { return p.ln.Addr().String() }
+
+func (p *faultProxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if p.down {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		up, err := net.Dial("tcp", p.target)
+		if err != nil {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		p.conns[c], p.conns[up] = struct{}{}, struct{}{}
+		p.mu.Unlock()
+		go p.pipe(c, up)
+		go p.pipe(up, c)
+	}
+}
+
+func (p *faultProxy) pipe(dst, src net.Conn) {
+	_, _ = io.Copy(dst, src)
+	dst.Close()
+	src.Close()
+}
+
+// cut drops every connection and refuses new ones until restore.
+func (p *faultProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for c := range p.conns {
+		c.Close()
+	}
+	clear(p.conns)
+}
+
+func (p *faultProxy) restore() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = false
+}
+
+// eventually retries f until it returns nil or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = f(); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("not within %s: %v", timeout, err)
+}
+
+type echoContext = echo.Context

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/lectern/lectern/tenant"
+)
+
+// contextHandler adds the request id and the site of the request context to
+// every record (after dex's request-context logging).
+type contextHandler struct{ slog.Handler }
+
+func (h contextHandler) Handle(ctx context.Context, r slog.Record) error {
+	if id := tenant.RequestID(ctx); id != "" {
+		r.AddAttrs(slog.String("request_id", id))
+	}
+	if s, ok := tenant.FromContext(ctx); ok {
+		r.AddAttrs(slog.String("site", s.Slug))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h contextHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return contextHandler{h.Handler.WithAttrs(as)}
+}
+
+func (h contextHandler) WithGroup(name string) slog.Handler {
+	return contextHandler{h.Handler.WithGroup(name)}
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+}
+
+// command is one subcommand of lectern.
+type command struct {
+	summary string
+	run     func(ctx context.Context, env *cmdEnv, args []string) error
+}
+
+// cmdEnv is what a command gets from the process: streams and environment.
+type cmdEnv struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"serve":   {"serve every site (embedded default when DATABASE_URL is unset)", runServe},
+		"migrate": {"apply pending database migrations and exit", runMigrate},
+		"seed":    {"seed demo: create the demo sites, users, clients and catalog", runSeed},
+		"site":    {"site create|list|update: manage sites", runSite},
+		"user":    {"user create: create a platform user", runUser},
+		"role":    {"role grant|revoke: give a user a role at a site", runRole},
+		"keys":    {"keys rotate: add a signing key to a site's ring", runKeys},
+	}
+}
+
+// run is main without the process: it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	env := &cmdEnv{stdout: stdout, stderr: stderr, getenv: getenv}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cmd, ok := commands()[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "lectern: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	if err := cmd.run(ctx, env, args[1:]); err != nil {
+		if err == errUsage {
+			return 2
+		}
+		fmt.Fprintf(stderr, "lectern %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: lectern <command> [flags]\n\ncommands:")
+	cmds := commands()
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'lectern <command> --help' for the flags of a command.")
+	fmt.Fprintln(w, "Every flag also reads an environment variable, named in its help text.")
+	_ = strings.TrimSpace
+}

@@ -1,0 +1,300 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/lectern/lectern/discovery"
+	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
+)
+
+// server is the HTTP side of the app.
+type server struct {
+	app      *app
+	echo     *echo.Echo
+	resolver *tenant.Resolver
+	registry *prometheus.Registry
+}
+
+// newServer builds the router: process endpoints first, then every site
+// route behind the Host → Site middleware.
+func newServer(a *app) (*server, error) {
+	proxies, err := tenant.ParseTrustedProxies(a.cfg.TrustedProxies)
+	if err != nil {
+		return nil, errors.New("--trusted-proxies: " + err.Error())
+	}
+	s := &server{
+		app:      a,
+		echo:     echo.New(),
+		resolver: tenant.NewResolver(a.store, &tenant.ResolverOptions{TTL: a.cfg.SiteCacheTTL}),
+		registry: prometheus.NewRegistry(),
+	}
+	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	e := s.echo
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.errorHandler
+	e.Logger.SetOutput(discardWriter{})
+
+	// Pre runs before routing, for every request, matched or not.
+	e.Pre(s.requestID)
+	e.Pre(echo.WrapMiddleware(siteMiddleware(s.resolver.Middleware(tenant.MiddlewareOptions{
+		TrustedProxies: proxies, Logger: a.logger,
+	}))))
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			a.logger.ErrorContext(c.Request().Context(), "panic", "err", err, "stack", string(stack))
+			return err
+		},
+	}))
+	// Every request body is capped at 1 MiB; uploads raise it for themselves.
+	e.Use(s.metrics(), middleware.BodyLimit("1M"), securityHeaders)
+	if a.cfg.AccessLog {
+		e.Use(s.accessLog)
+	}
+
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry})))
+
+	disc := discovery.NewHandler(a.keys, a.logger)
+	e.GET(discovery.ProtectedResourcePath, echo.WrapHandler(http.HandlerFunc(disc.ProtectedResource)))
+	e.GET(discovery.AuthorizationServerPath, echo.WrapHandler(http.HandlerFunc(disc.AuthorizationServer)))
+	e.GET(discovery.OpenIDConfigurationPath, echo.WrapHandler(http.HandlerFunc(disc.AuthorizationServer)))
+	e.GET(discovery.JWKSPath, echo.WrapHandler(http.HandlerFunc(disc.JWKS)))
+	e.GET("/.well-known/*", echo.WrapHandler(http.HandlerFunc(discovery.NotFound)))
+
+	// Endpoints the later issues implement answer 501 until they land, so
+	// the metadata can already name them.
+	for _, r := range []struct{ method, path string }{
+		{http.MethodGet, discovery.AuthorizePath},
+		{http.MethodPost, discovery.TokenPath},
+		{http.MethodGet, discovery.UserInfoPath},
+		{http.MethodPost, discovery.RevocationPath},
+		{http.MethodPost, discovery.IntrospectionPath},
+		{http.MethodPost, discovery.RegistrationPath},
+		{http.MethodPost, discovery.MemberGraphQLPath},
+		{http.MethodPost, discovery.MCPPath},
+		{http.MethodGet, discovery.OpenAPIPath},
+		{http.MethodGet, discovery.AuthMDPath},
+		{http.MethodGet, discovery.LLMSTxtPath},
+		{http.MethodGet, discovery.PricingMDPath},
+	} {
+		e.Add(r.method, r.path, notImplemented)
+	}
+	return s, nil
+}
+
+// processPaths are answered for any Host: probes and scrapes address the
+// pod, not a site.
+var processPaths = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
+// siteMiddleware applies the tenant middleware to every path but the
+// process endpoints.
+func siteMiddleware(mw func(http.Handler) http.Handler) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		withSite := mw(next)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if processPaths[r.URL.Path] {
+				next.ServeHTTP(w, r)
+				return
+			}
+			withSite.ServeHTTP(w, r)
+		})
+	}
+}
+
+func (s *server) healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz fails while the database or the cache cannot be reached, so the
+// load balancer stops sending traffic until they are back.
+func (s *server) readyz(c echo.Context) error {
+	checks := map[string]string{}
+	status, code := "ok", http.StatusOK
+	for name, err := range s.app.ready(c.Request().Context()) {
+		if err != nil {
+			checks[name] = "unavailable"
+			status, code = "unavailable", http.StatusServiceUnavailable
+			s.app.logger.WarnContext(c.Request().Context(), "not ready", "dependency", name, "err", err)
+			continue
+		}
+		checks[name] = "ok"
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(code, map[string]any{"status": status, "checks": checks})
+}
+
+func notImplemented(c echo.Context) error {
+	tenant.WriteError(c.Response(), http.StatusNotImplemented, "not_implemented", "this endpoint is not available yet on this server")
+	return nil
+}
+
+// errorHandler answers every error echo sees as RFC 6749-style JSON. It
+// never shows internals: unexpected errors are logged and answered
+// server_error (or temporarily_unavailable when storage is down).
+func (s *server) errorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	code, desc := http.StatusInternalServerError, "internal error"
+	errCode := "server_error"
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &he):
+		code = he.Code
+		desc = http.StatusText(code)
+		if m, ok := he.Message.(string); ok && code < 500 {
+			desc = m
+		}
+		errCode = errorCodeFor(code)
+	case errors.Is(err, storage.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		code, errCode, desc = http.StatusServiceUnavailable, "temporarily_unavailable", "a backing service is unavailable; try again shortly"
+		c.Response().Header().Set("Retry-After", "5")
+	}
+	if code >= 500 {
+		s.app.logger.ErrorContext(c.Request().Context(), "request failed", "status", code, "err", err)
+	}
+	if code == http.StatusMethodNotAllowed {
+		desc = "method " + c.Request().Method + " is not allowed here"
+	}
+	tenant.WriteError(c.Response(), code, errCode, strings.ToLower(desc[:1])+desc[1:])
+}
+
+func errorCodeFor(status int) string {
+	switch status {
+	case http.StatusNotFound:
+		return "not_found"
+	case http.StatusMethodNotAllowed:
+		return "method_not_allowed"
+	case http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case http.StatusUnsupportedMediaType:
+		return "unsupported_media_type"
+	case http.StatusTooManyRequests:
+		return "rate_limited"
+	case http.StatusUnauthorized:
+		return "invalid_token"
+	case http.StatusForbidden:
+		return "access_denied"
+	case http.StatusServiceUnavailable:
+		return "temporarily_unavailable"
+	}
+	if status >= 500 {
+		return "server_error"
+	}
+	return "invalid_request"
+}
+
+// requestID gives every request an id, carried in the context for logs and
+// echoed in X-Request-Id. A well-formed incoming id (from our proxy) is kept.
+func (s *server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Request().Header.Get(echo.HeaderXRequestID)
+		if !validRequestID(id) {
+			id = newRequestID()
+		}
+		c.Response().Header().Set(echo.HeaderXRequestID, id)
+		c.SetRequest(c.Request().WithContext(tenant.WithRequestID(c.Request().Context(), id)))
+		return next(c)
+	}
+}
+
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		r := c.Request()
+		level := slog.LevelInfo
+		if c.Response().Status >= 500 {
+			level = slog.LevelError
+		}
+		// The path only: query strings can carry codes and state.
+		s.app.logger.LogAttrs(r.Context(), level, "request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", c.Response().Status), slog.Duration("duration", time.Since(start)),
+			slog.String("remote", c.RealIP()))
+		return nil
+	}
+}
+
+func (s *server) metrics() echo.MiddlewareFunc {
+	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "lectern_http_requests_total", Help: "HTTP requests by route, method and status code.",
+	}, []string{"route", "method", "code"})
+	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "lectern_http_request_duration_seconds", Help: "HTTP request latency by route.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+	}, []string{"route", "method"})
+	s.registry.MustRegister(requests, duration)
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			start := time.Now()
+			err := next(c)
+			if err != nil {
+				c.Error(err)
+			}
+			// Routes, not sites, label the series: thousands of sites would
+			// explode the cardinality.
+			route := c.Path()
+			if route == "" {
+				route = "unmatched"
+			}
+			duration.WithLabelValues(route, c.Request().Method).Observe(time.Since(start).Seconds())
+			requests.WithLabelValues(route, c.Request().Method, statusClass(c.Response().Status)).Inc()
+			return nil
+		}
+	}
+}
+
+func statusClass(code int) string {
+	switch {
+	case code >= 500:
+		return "5xx"
+	case code >= 400:
+		return "4xx"
+	case code >= 300:
+		return "3xx"
+	}
+	return "2xx"
+}
+
+func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		return next(c)
+	}
+}
+
+type discardWriter struct{}
+
+func (discardWriter) Write(p []byte) (int, error) { return len(p), nil }

@@ -1,0 +1,253 @@
+package platform
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lectern/lectern/authserver/keys"
+	"github.com/lectern/lectern/authserver/password"
+	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
+)
+
+// Broadcast channels. Messages are a site ID in decimal.
+const (
+	// SitesChannel announces that a site was created or changed.
+	SitesChannel = "lectern:sites"
+	// KeysChannel announces that a site's key ring changed.
+	KeysChannel = "lectern:keys"
+)
+
+// Platform performs the provider's operations.
+type Platform struct {
+	Store  storage.Store
+	Keys   *keys.Manager
+	Cache  storage.Cache
+	Logger *slog.Logger
+	// PasswordParams are the argon2id parameters of new passwords.
+	PasswordParams password.Params
+}
+
+// ErrInvalid wraps validation failures of operator input.
+var ErrInvalid = errors.New("invalid input")
+
+// CreateSite validates and stores a site, creates its key ring and
+// announces it. Origin and aliases are canonicalized.
+func (p *Platform) CreateSite(ctx context.Context, s *storage.Site) error {
+	if err := validateSite(s); err != nil {
+		return err
+	}
+	if err := p.Store.CreateSite(ctx, s); err != nil {
+		return err
+	}
+	if _, err := p.Keys.CreateRing(ctx, s.ID); err != nil {
+		return fmt.Errorf("site %s created but its key ring failed: %w (run: lectern keys rotate --site %s --activate-in 0)", s.Slug, err, s.Slug)
+	}
+	p.announce(ctx, SitesChannel, s.ID)
+	return nil
+}
+
+// UpdateSite validates and stores a changed site and announces it.
+func (p *Platform) UpdateSite(ctx context.Context, s *storage.Site) error {
+	if err := validateSite(s); err != nil {
+		return err
+	}
+	if err := p.Store.UpdateSite(ctx, s); err != nil {
+		return err
+	}
+	p.announce(ctx, SitesChannel, s.ID)
+	return nil
+}
+
+// RotateKey adds a next key to the site's ring and announces it.
+func (p *Platform) RotateKey(ctx context.Context, site tenant.ID, activateIn time.Duration) (*storage.SiteKey, error) {
+	k, err := p.Keys.Rotate(ctx, site, activateIn)
+	if err != nil {
+		return nil, err
+	}
+	p.announce(ctx, KeysChannel, site)
+	return k, nil
+}
+
+// CreateUser hashes the password and stores a new user.
+func (p *Platform) CreateUser(ctx context.Context, email, name, picture, pw string) (*storage.User, error) {
+	email = strings.TrimSpace(email)
+	if !strings.Contains(email, "@") || len(email) > 320 {
+		return nil, fmt.Errorf("%w: email %q is not an e-mail address", ErrInvalid, email)
+	}
+	if strings.TrimSpace(name) == "" {
+		return nil, fmt.Errorf("%w: name is required", ErrInvalid)
+	}
+	if len(pw) < 8 {
+		return nil, fmt.Errorf("%w: password must have at least 8 characters", ErrInvalid)
+	}
+	hash, err := password.Hash(pw, p.PasswordParams)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	u := &storage.User{ID: NewUserID(), Email: email, Name: strings.TrimSpace(name), Picture: picture, PasswordHash: hash}
+	if err := p.Store.CreateUser(ctx, u); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// GrantRole gives the user with email a role at site.
+func (p *Platform) GrantRole(ctx context.Context, site tenant.ID, email, role string) (*storage.User, error) {
+	if !storage.ValidRole(role) {
+		return nil, fmt.Errorf("%w: role %q is not one of owner, admin, lecturer, student", ErrInvalid, role)
+	}
+	u, err := p.Store.UserByEmail(ctx, email)
+	if err != nil {
+		return nil, err
+	}
+	return u, p.Store.GrantRole(ctx, site, u.ID, role)
+}
+
+// announce broadcasts a change. A failed broadcast is logged, not fatal:
+// the other replicas' caches expire within seconds anyway.
+func (p *Platform) announce(ctx context.Context, channel string, site tenant.ID) {
+	p.Keys.Invalidate(site)
+	if p.Cache == nil {
+		return
+	}
+	if err := p.Cache.Publish(ctx, channel, []byte(strconv.FormatInt(int64(site), 10))); err != nil && p.Logger != nil {
+		p.Logger.WarnContext(ctx, "change broadcast failed; other replicas see it when their caches expire", "channel", channel, "site", site, "err", err)
+	}
+}
+
+// Invalidator is what a broadcast invalidates: the site resolver.
+type Invalidator interface {
+	Invalidate(tenant.ID)
+	InvalidateAll()
+}
+
+// Watch applies change broadcasts to this process's in-process caches until
+// ctx ends. It never blocks start-up: while the cache is unreachable it
+// retries with backoff, and after any gap in the subscription it drops every
+// cached site, because announcements may have been missed meanwhile. (Key
+// rings expire from their own cache within a minute.) The returned channel
+// closes once the first subscription is in place.
+func (p *Platform) Watch(ctx context.Context, sites Invalidator) <-chan struct{} {
+	subscribed := make(chan struct{})
+	var once sync.Once
+	go func() {
+		backoff := time.Second
+		first := true
+		for ctx.Err() == nil {
+			err := p.watchOnce(ctx, sites, first, func() { once.Do(func() { close(subscribed) }) })
+			if ctx.Err() != nil {
+				return
+			}
+			first = false
+			if p.Logger != nil {
+				p.Logger.WarnContext(ctx, "change broadcasts interrupted; resubscribing", "err", err, "retry_in", backoff)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 30*time.Second)
+		}
+	}()
+	return subscribed
+}
+
+// watchOnce subscribes and applies messages until the subscription ends.
+func (p *Platform) watchOnce(ctx context.Context, sites Invalidator, first bool, subscribed func()) error {
+	subCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sitesCh, err := p.Cache.Subscribe(subCtx, SitesChannel)
+	if err != nil {
+		return err
+	}
+	keysCh, err := p.Cache.Subscribe(subCtx, KeysChannel)
+	if err != nil {
+		return err
+	}
+	if !first {
+		sites.InvalidateAll()
+	}
+	subscribed()
+	for {
+		select {
+		case m, ok := <-sitesCh:
+			if !ok {
+				return errors.New("site broadcasts closed")
+			}
+			if id, err := strconv.ParseInt(string(m), 10, 64); err == nil {
+				sites.Invalidate(tenant.ID(id))
+				p.Keys.Invalidate(tenant.ID(id))
+			}
+		case m, ok := <-keysCh:
+			if !ok {
+				return errors.New("key broadcasts closed")
+			}
+			if id, err := strconv.ParseInt(string(m), 10, 64); err == nil {
+				p.Keys.Invalidate(tenant.ID(id))
+			}
+		}
+	}
+}
+
+func validateSite(s *storage.Site) error {
+	s.Slug = strings.TrimSpace(s.Slug)
+	if !validSlug(s.Slug) {
+		return fmt.Errorf("%w: slug %q must be 1-64 lower-case letters, digits and '-'", ErrInvalid, s.Slug)
+	}
+	if strings.TrimSpace(s.Name) == "" {
+		return fmt.Errorf("%w: name is required", ErrInvalid)
+	}
+	origin, err := tenant.CanonicalOrigin(s.Origin)
+	if err != nil {
+		return fmt.Errorf("%w: origin %q must be scheme://host[:port] (http or https, no path)", ErrInvalid, s.Origin)
+	}
+	s.Origin = origin
+	scheme := origin[:strings.Index(origin, "://")]
+	for i, a := range s.Aliases {
+		h, err := tenant.CanonicalHost(a, scheme)
+		if err != nil {
+			return fmt.Errorf("%w: alias %q must be host[:port]", ErrInvalid, a)
+		}
+		s.Aliases[i] = h
+	}
+	if !s.RegistrationVariant.Valid() {
+		return fmt.Errorf("%w: registration variant %q must be A or B", ErrInvalid, s.RegistrationVariant)
+	}
+	return nil
+}
+
+func validSlug(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// NewUserID returns a random user ID ("usr_" and 26 characters, 128 bits).
+func NewUserID() string { return "usr_" + randomID() }
+
+// NewGrantID returns a random grant ID.
+func NewGrantID() string { return "grt_" + randomID() }
+
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return idEncoding.EncodeToString(b[:])
+}
