@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/lectern/lectern/storage/sqlstore/sqltest"
+)
+
+// cli runs lectern with args against one database and returns exit code,
+// stdout and stderr.
+type cli struct {
+	t   *testing.T
+	env map[string]string
+}
+
+func newCLI(t *testing.T, postgres bool) *cli {
+	env := map[string]string{"LECTERN_DATA_DIR": t.TempDir(), "LECTERN_DEMO_SEED": "false"}
+	if postgres {
+		env["DATABASE_URL"] = sqltest.PostgresSchemaURL(t)
+		env["LECTERN_KEK"] = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
+	}
+	c := &cli{t: t, env: env}
+	if postgres {
+		c.ok("migrate")
+	}
+	return c
+}
+
+func (c *cli) run(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb, func(k string) string { return c.env[k] })
+	return code, out.String(), errb.String()
+}
+
+func (c *cli) ok(args ...string) string {
+	c.t.Helper()
+	code, out, errs := c.run(args...)
+	if code != 0 {
+		c.t.Fatalf("lectern %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, out, errs)
+	}
+	return out
+}
+
+func (c *cli) json(v any, args ...string) {
+	c.t.Helper()
+	out := c.ok(args...)
+	if strings.Count(strings.TrimSpace(out), "\n") != 0 {
+		c.t.Fatalf("lectern %s --json printed more than one line:\n%s", strings.Join(args, " "), out)
+	}
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		c.t.Fatalf("lectern %s: stdout is not one JSON document: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func (c *cli) fails(wantCode int, wantErr string, args ...string) {
+	c.t.Helper()
+	code, _, errs := c.run(args...)
+	if code != wantCode || !strings.Contains(errs, wantErr) {
+		c.t.Fatalf("lectern %s: exit %d, stderr %q; want exit %d mentioning %q", strings.Join(args, " "), code, errs, wantCode, wantErr)
+	}
+}
+
+func TestCLI(t *testing.T) {
+	for _, pg := range []bool{false, true} {
+		name := "sqlite"
+		if pg {
+			name = "postgres"
+		}
+		t.Run(name, func(t *testing.T) {
+			c := newCLI(t, pg)
+
+			var site siteJSON
+			c.json(&site, "site", "create", "--slug", "academy", "--name", "Academy", "--origin", "HTTPS://Academy.Example.com/",
+				"--alias", "www.academy.example.com", "--variant", "a", "--id-tokens", "--json")
+			if site.ID == 0 || site.Origin != "https://academy.example.com" || site.RegistrationVariant != "A" || !site.IDTokensEnabled ||
+				len(site.Aliases) != 1 || site.Aliases[0] != "www.academy.example.com" {
+				t.Fatalf("created site %+v", site)
+			}
+			c.fails(1, "conflict", "site", "create", "--slug", "academy", "--name", "Again", "--origin", "https://other.example.com")
+			c.fails(1, "origin", "site", "create", "--slug", "bad", "--name", "Bad", "--origin", "https://bad.example.com/path")
+			c.fails(1, "variant", "site", "create", "--slug", "bad", "--name", "Bad", "--origin", "https://bad.example.com", "--variant", "C")
+			c.fails(1, "slug", "site", "create", "--slug", "Bad Slug", "--name", "Bad", "--origin", "https://bad.example.com")
+
+			var updated siteJSON
+			c.json(&updated, "site", "update", "--site", "academy", "--name", "Academy 2", "--id-tokens=false", "--mcp-beta", "--json")
+			if updated.Name != "Academy 2" || updated.IDTokensEnabled || !updated.MCPConnectionsBeta || updated.Origin != site.Origin {
+				t.Fatalf("updated site %+v", updated)
+			}
+			var list []siteJSON
+			c.json(&list, "site", "list", "--json")
+			if len(list) != 1 || list[0].Name != "Academy 2" {
+				t.Fatalf("site list %+v", list)
+			}
+
+			var user map[string]any
+			c.json(&user, "user", "create", "--email", "Ada@Example.com", "--name", "Ada", "--password", "long-enough-pw", "--json")
+			if id, _ := user["id"].(string); !strings.HasPrefix(id, "usr_") || user["email"] != "ada@example.com" {
+				t.Fatalf("created user %v", user)
+			}
+			for k := range user {
+				if strings.Contains(k, "password") || strings.Contains(k, "hash") {
+					t.Fatalf("user output leaks %q", k)
+				}
+			}
+			c.fails(1, "8 characters", "user", "create", "--email", "b@example.com", "--name", "B", "--password", "short")
+			c.fails(1, "e-mail", "user", "create", "--email", "not-an-email", "--name", "B", "--password", "long-enough-pw")
+
+			var role map[string]any
+			c.json(&role, "role", "grant", "--site", "academy", "--user", "ada@example.com", "--role", "owner", "--json")
+			if roles, _ := role["roles"].([]any); len(roles) != 1 || roles[0] != "owner" {
+				t.Fatalf("role grant %v", role)
+			}
+			c.fails(1, "role", "role", "grant", "--site", "academy", "--user", "ada@example.com", "--role", "emperor")
+			c.fails(1, "no site", "role", "grant", "--site", "nope", "--user", "ada@example.com", "--role", "owner")
+
+			var key map[string]any
+			c.json(&key, "keys", "rotate", "--site", "academy", "--activate-in", "2h", "--json")
+			if key["state"] != "next" || key["kid"] == "" || key["alg"] != "ES256" {
+				t.Fatalf("rotated key %v", key)
+			}
+			c.fails(2, "unknown command", "frobnicate")
+			c.fails(2, "usage", "site")
+			if code, _, _ := c.run(); code != 2 {
+				t.Fatalf("no arguments: exit %d, want 2", code)
+			}
+		})
+	}
+}
+
+func TestCLISeedDemo(t *testing.T) {
+	c := newCLI(t, false)
+	out := c.ok("seed", "demo", "--port", "9090")
+	if !strings.Contains(out, "http://localhost:9090") || !strings.Contains(out, "student@demo.test") {
+		t.Fatalf("seed banner:\n%s", out)
+	}
+	if out := c.ok("seed", "demo", "--port", "9090"); !strings.Contains(out, "exist already") {
+		t.Fatalf("second seed: %s", out)
+	}
+	var list []siteJSON
+	c.json(&list, "site", "list", "--json")
+	if len(list) != 2 || list[0].Origin != "http://localhost:9090" || list[1].Origin != "http://127.0.0.1:9090" {
+		t.Fatalf("demo sites %+v", list)
+	}
+}
