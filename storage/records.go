@@ -204,6 +204,15 @@ type RefreshToken struct {
 	RevokedAt  *time.Time
 }
 
+// RevokedToken records that one access token (by jti) was revoked. It is
+// kept until the token would have expired.
+type RevokedToken struct {
+	SiteID    tenant.ID `gorm:"primaryKey"`
+	JTI       string    `gorm:"column:jti;primaryKey;size:64"`
+	ExpiresAt time.Time `gorm:"not null"`
+	RevokedAt time.Time `gorm:"not null"`
+}
+
 // Consent remembers which scopes a user approved for a client at a site.
 type Consent struct {
 	SiteID    tenant.ID `gorm:"primaryKey"`

@@ -94,9 +94,17 @@ type GrantStore interface {
 	// RevokeGrant revokes the grant and its refresh tokens. Revoking a revoked
 	// grant is a no-op; an unknown one is ErrNotFound.
 	RevokeGrant(ctx context.Context, site tenant.ID, id string, now time.Time) error
-	// RevokedGrants returns the IDs and sites of grants revoked after since,
-	// to refill the cache's revocation copies after a Redis loss.
-	RevokedGrants(ctx context.Context, since time.Time) ([]RevokedGrant, error)
+	// RevokedGrants returns the site's grants revoked after since, to refill
+	// the cache's revocation copies after a Redis loss.
+	RevokedGrants(ctx context.Context, site tenant.ID, since time.Time) ([]RevokedGrant, error)
+	// RevokeToken records the revocation of one access token; revoking it
+	// again is a no-op.
+	RevokeToken(ctx context.Context, t *RevokedToken) error
+	// RevokedTokens returns the site's revoked access tokens that have not
+	// expired at now.
+	RevokedTokens(ctx context.Context, site tenant.ID, now time.Time) ([]RevokedToken, error)
+	// TokenRevoked reports whether the access token jti of site is revoked.
+	TokenRevoked(ctx context.Context, site tenant.ID, jti string) (bool, error)
 	// TouchGrant records that the grant was used (for "last used" displays).
 	TouchGrant(ctx context.Context, site tenant.ID, id string, at time.Time) error
 	// ListGrants returns the site's grants, of one user when userID != "".

@@ -157,15 +157,34 @@ func revokeGrant(tx *gorm.DB, site tenant.ID, id string, now time.Time) error {
 		Where("grant_id = ? AND revoked_at IS NULL", id).Update("revoked_at", now).Error
 }
 
-// RevokedGrants implements storage.GrantStore. It reads across sites: it
-// serves the platform's own revocation cache, not a request of a site.
-func (s *Store) RevokedGrants(ctx context.Context, since time.Time) ([]storage.RevokedGrant, error) {
+// RevokedGrants implements storage.GrantStore.
+func (s *Store) RevokedGrants(ctx context.Context, site tenant.ID, since time.Time) ([]storage.RevokedGrant, error) {
 	var rows []storage.RevokedGrant
-	err := s.db.WithContext(ctx).Model(&storage.Grant{}).
+	err := s.db.WithContext(ctx).Model(&storage.Grant{}).Scopes(siteScope(site)).
 		Select("site_id, id AS grant_id, revoked_at").
 		Where("revoked_at IS NOT NULL AND revoked_at > ?", since.UTC()).
 		Scan(&rows).Error
 	return rows, mapErr(err)
+}
+
+// RevokeToken implements storage.GrantStore.
+func (s *Store) RevokeToken(ctx context.Context, t *storage.RevokedToken) error {
+	t.ExpiresAt, t.RevokedAt = t.ExpiresAt.UTC(), t.RevokedAt.UTC()
+	return mapErr(s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(t).Error)
+}
+
+// RevokedTokens implements storage.GrantStore.
+func (s *Store) RevokedTokens(ctx context.Context, site tenant.ID, now time.Time) ([]storage.RevokedToken, error) {
+	var rows []storage.RevokedToken
+	err := s.db.WithContext(ctx).Scopes(siteScope(site)).Where("expires_at > ?", now.UTC()).Find(&rows).Error
+	return rows, mapErr(err)
+}
+
+// TokenRevoked implements storage.GrantStore.
+func (s *Store) TokenRevoked(ctx context.Context, site tenant.ID, jti string) (bool, error) {
+	var n int64
+	err := s.db.WithContext(ctx).Model(&storage.RevokedToken{}).Scopes(siteScope(site)).Where("jti = ?", jti).Count(&n).Error
+	return n > 0, mapErr(err)
 }
 
 // TouchGrant implements storage.GrantStore.

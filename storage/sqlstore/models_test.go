@@ -13,7 +13,7 @@ import (
 func allModels() []any {
 	return []any{&storage.Site{}, &storage.SiteHost{}, &storage.SiteKey{}, &storage.User{}, &storage.SiteRole{},
 		&storage.Client{}, &storage.VendorIntegration{}, &storage.CIMDHost{}, &storage.Grant{}, &storage.RefreshToken{},
-		&storage.Consent{}, &storage.AuditEvent{}, &storage.Course{}, &storage.Lecturer{}, &storage.CourseLecturer{},
+		&storage.Consent{}, &storage.RevokedToken{}, &storage.AuditEvent{}, &storage.Course{}, &storage.Lecturer{}, &storage.CourseLecturer{},
 		&storage.Section{}, &storage.Lecture{}, &storage.Enrollment{}, &storage.LectureProgress{}, &storage.DigitalProduct{},
 		&storage.DigitalProductPurchase{}, &storage.ConsultingService{}, &storage.ConsultingPurchase{}, &storage.Event{},
 		&storage.EventRegistration{}, &storage.Notification{}, &storage.NotificationSubscription{}, &storage.MembershipPlan{},

@@ -56,6 +56,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) storage.Store) {
 		{"RevokeWhileRotating", testRevokeWhileRotating},
 		{"RevokeGrant", testRevokeGrant},
 		{"RevokedGrants", testRevokedGrants},
+		{"RevokedTokens", testRevokedTokens},
 		{"TouchGrant", testTouchGrant},
 		{"ListGrants", testListGrants},
 		{"Consent", testConsent},
@@ -1202,19 +1203,50 @@ func testRevokedGrants(t *testing.T, f *fixture) {
 	revB := storage.RevokedGrant{SiteID: f.b.ID, GrantID: gB.ID, RevokedAt: tB}
 	tests := []struct {
 		name  string
+		site  *storage.Site
 		since time.Time
 		want  []storage.RevokedGrant
 	}{
-		{"both", f.now, []storage.RevokedGrant{revA, revB}},
-		{"after A's", f.now.Add(2 * time.Minute), []storage.RevokedGrant{revB}},
-		{"after both", f.now.Add(4 * time.Minute), nil},
+		{"A", f.a, f.now, []storage.RevokedGrant{revA}},
+		{"B", f.b, f.now, []storage.RevokedGrant{revB}},
+		{"A after A's", f.a, f.now.Add(2 * time.Minute), nil},
+		{"B after A's", f.b, f.now.Add(2 * time.Minute), []storage.RevokedGrant{revB}},
+		{"B after both", f.b, f.now.Add(4 * time.Minute), nil},
 	}
 	for _, tt := range tests {
-		got, err := f.s.RevokedGrants(f.ctx, tt.since)
+		got, err := f.s.RevokedGrants(f.ctx, tt.site.ID, tt.since)
 		must(t, err, "RevokedGrants")
 		if d := cmp.Diff(tt.want, got, append(cmpOpts, byID)...); d != "" {
 			t.Errorf("RevokedGrants(%s) mismatch (-want +got):\n%s", tt.name, d)
 		}
+	}
+}
+
+func testRevokedTokens(t *testing.T, f *fixture) {
+	exp := f.now.Add(time.Hour)
+	must(t, f.s.RevokeToken(f.ctx, &storage.RevokedToken{SiteID: f.a.ID, JTI: "jti-1", ExpiresAt: exp, RevokedAt: f.now}), "RevokeToken")
+	must(t, f.s.RevokeToken(f.ctx, &storage.RevokedToken{SiteID: f.a.ID, JTI: "jti-1", ExpiresAt: exp, RevokedAt: f.now}), "RevokeToken again (idempotent)")
+	must(t, f.s.RevokeToken(f.ctx, &storage.RevokedToken{SiteID: f.a.ID, JTI: "jti-old", ExpiresAt: f.now.Add(-time.Minute), RevokedAt: f.now}), "RevokeToken(expired)")
+	for _, tc := range []struct {
+		site *storage.Site
+		jti  string
+		want bool
+	}{{f.a, "jti-1", true}, {f.b, "jti-1", false}, {f.a, "jti-2", false}} {
+		got, err := f.s.TokenRevoked(f.ctx, tc.site.ID, tc.jti)
+		must(t, err, "TokenRevoked")
+		if got != tc.want {
+			t.Errorf("TokenRevoked(%s, %s) = %v; want %v", tc.site.Slug, tc.jti, got, tc.want)
+		}
+	}
+	live, err := f.s.RevokedTokens(f.ctx, f.a.ID, f.now)
+	must(t, err, "RevokedTokens(A)")
+	if len(live) != 1 || live[0].JTI != "jti-1" || !live[0].ExpiresAt.Equal(exp.Truncate(time.Microsecond)) && live[0].ExpiresAt.Sub(exp).Abs() > time.Millisecond {
+		t.Errorf("RevokedTokens(A) = %+v; want only the unexpired jti-1", live)
+	}
+	other, err := f.s.RevokedTokens(f.ctx, f.b.ID, f.now)
+	must(t, err, "RevokedTokens(B)")
+	if len(other) != 0 {
+		t.Errorf("RevokedTokens(B) = %+v; want none (A's revocations are A's)", other)
 	}
 }
 
