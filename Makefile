@@ -1,7 +1,6 @@
 # Lectern: the two commands on a fresh machine are `make run` and `make test`.
 GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
-BENCH_OUT   ?= docs/bench
 
 .PHONY: run test test-short bench lint build clean
 
@@ -19,7 +18,8 @@ test:
 
 ## bench: Go benchmarks, then the load generator against a server on PostgreSQL + Redis
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./... | tee $(BENCH_OUT)-go.txt
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
+	scripts/bench-load.sh
 
 ## lint: gofmt, go vet, staticcheck
 lint:

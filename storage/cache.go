@@ -65,3 +65,7 @@ type Limit struct {
 func CacheKey(site tenant.ID, kind, id string) string {
 	return "{s" + strconv.FormatInt(int64(site), 10) + "}:" + kind + ":" + id
 }
+
+// ProfileKey is the cache key of a user's claims at a site. Whoever changes
+// a user or their roles deletes it.
+func ProfileKey(site tenant.ID, userID string) string { return CacheKey(site, "profile", userID) }

@@ -80,11 +80,13 @@ type ClientStore interface {
 // one transaction, so that parallel or replayed refreshes cannot fork a grant
 // (DESIGN §4).
 type GrantStore interface {
-	// CreateGrant inserts a grant and its first refresh token together.
-	CreateGrant(ctx context.Context, g *Grant, rt *RefreshToken) error
+	// CreateGrant inserts a grant, its first refresh token and the given
+	// audit events together: all or nothing.
+	CreateGrant(ctx context.Context, g *Grant, rt *RefreshToken, audit ...*AuditEvent) error
 	GrantByID(ctx context.Context, site tenant.ID, id string) (*Grant, error)
 	// RotateRefreshToken marks the token with hash oldHash used and inserts
-	// next in its place, returning the grant. A token that was used already
+	// next in its place, returning the grant. The grant's LastUsedAt is
+	// rewritten when it is over an hour old. A token that was used already
 	// revokes the grant and returns the grant (to push the revocation to the
 	// cache) with ErrRefreshReused; an unknown, expired or revoked token, or
 	// one of a revoked or expired grant, is ErrNotFound.

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/lectern/lectern/authserver"
+	"github.com/lectern/lectern/authserver/bearer"
 	"github.com/lectern/lectern/authserver/keys"
 	"github.com/lectern/lectern/authserver/password"
 	"github.com/lectern/lectern/internal/platform"
@@ -14,6 +16,7 @@ import (
 	"github.com/lectern/lectern/storage/cache"
 	"github.com/lectern/lectern/storage/sqlstore"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/web/ui"
 )
 
 // app is the opened process state every command shares.
@@ -24,6 +27,8 @@ type app struct {
 	cache    storage.Cache
 	keys     *keys.Manager
 	platform *platform.Platform
+	verifier *bearer.Verifier
+	auth     *authserver.Server
 }
 
 // openOptions says how much of the app a command needs.
@@ -87,6 +92,17 @@ func openApp(ctx context.Context, cfg *config, logger *slog.Logger, o openOption
 		return nil, err
 	}
 	a.platform = &platform.Platform{Store: a.store, Keys: a.keys, Cache: a.cache, Logger: logger, PasswordParams: password.Default}
+	a.verifier = bearer.New(bearer.Options{Keys: a.keys, Store: a.store, Cache: a.cache, Logger: logger})
+	renderer, err := ui.NewRenderer(logger)
+	if err != nil {
+		return nil, err
+	}
+	a.auth, err = authserver.New(authserver.Options{
+		Store: a.store, Cache: a.cache, Keys: a.keys, Verifier: a.verifier, UI: renderer, Logger: logger,
+	})
+	if err != nil {
+		return nil, err
+	}
 	ok = true
 	return a, nil
 }

@@ -28,6 +28,7 @@ type config struct {
 	LogFormat      string
 	AccessLog      bool
 	SiteCacheTTL   time.Duration
+	DebugAddr      string
 	DemoSeed       bool
 }
 
@@ -57,6 +58,7 @@ func (c *config) register(fs *flag.FlagSet, getenv func(string) string) {
 	str(&c.KEKFile, "kek-file", "LECTERN_KEK_FILE", "", "file holding the key-encryption key (base64)")
 	str(&c.DataDir, "data-dir", "LECTERN_DATA_DIR", "./data", "directory of the embedded default (database, generated KEK)")
 	str(&c.TrustedProxies, "trusted-proxies", "LECTERN_TRUSTED_PROXIES", "", "comma-separated IPs/CIDRs whose X-Forwarded-Host/-Proto are trusted")
+	str(&c.DebugAddr, "debug-addr", "LECTERN_DEBUG_ADDR", "", "if set, serve net/http/pprof on this address (keep it on loopback)")
 	str(&c.LogLevel, "log-level", "LECTERN_LOG_LEVEL", "info", "debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "LECTERN_LOG_FORMAT", "text", "text or json")
 	ttl := 5 * time.Second

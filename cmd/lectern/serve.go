@@ -8,8 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"time"
 
@@ -33,6 +35,8 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	// zitadel/oidc's op logs through the default logger; give it ours.
+	slog.SetDefault(logger)
 	a, err := openApp(ctx, &cfg, logger, openOptions{requireCurrentSchema: true})
 	if err != nil {
 		return err
@@ -46,6 +50,9 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	srv, err := newServer(a)
 	if err != nil {
 		return err
+	}
+	if cfg.DebugAddr != "" {
+		go servePprof(cfg.DebugAddr, logger)
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -159,4 +166,20 @@ func newRequestID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// servePprof serves the Go profiler on its own listener, never on a site's
+// origin.
+func servePprof(addr string, logger *slog.Logger) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	logger.Info("pprof listening", "addr", addr)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if err := srv.ListenAndServe(); err != nil {
+		logger.Error("pprof", "err", err)
+	}
 }

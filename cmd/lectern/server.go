@@ -17,6 +17,7 @@ import (
 	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/web/ui"
 )
 
 // server is the HTTP side of the app.
@@ -74,14 +75,21 @@ func newServer(a *app) (*server, error) {
 	e.GET(discovery.JWKSPath, echo.WrapHandler(http.HandlerFunc(disc.JWKS)))
 	e.GET("/.well-known/*", echo.WrapHandler(http.HandlerFunc(discovery.NotFound)))
 
+	auth := a.auth
+	h := func(f http.HandlerFunc) echo.HandlerFunc { return echo.WrapHandler(f) }
+	e.GET(discovery.AuthorizePath, h(auth.Authorize))
+	e.Match([]string{http.MethodGet, http.MethodPost}, "/login", h(auth.Login))
+	e.Match([]string{http.MethodGet, http.MethodPost}, "/consent", h(auth.Consent))
+	e.Match([]string{http.MethodGet, http.MethodPost}, "/logout", h(auth.Logout))
+	e.POST(discovery.TokenPath, h(auth.Token))
+	e.Match([]string{http.MethodGet, http.MethodPost}, discovery.UserInfoPath, h(auth.UserInfo))
+	e.POST(discovery.RevocationPath, h(auth.Revocation))
+	e.POST(discovery.IntrospectionPath, h(auth.Introspection))
+	e.GET("/static/*", echo.WrapHandler(ui.Static()))
+
 	// Endpoints the later issues implement answer 501 until they land, so
 	// the metadata can already name them.
 	for _, r := range []struct{ method, path string }{
-		{http.MethodGet, discovery.AuthorizePath},
-		{http.MethodPost, discovery.TokenPath},
-		{http.MethodGet, discovery.UserInfoPath},
-		{http.MethodPost, discovery.RevocationPath},
-		{http.MethodPost, discovery.IntrospectionPath},
 		{http.MethodPost, discovery.RegistrationPath},
 		{http.MethodPost, discovery.MemberGraphQLPath},
 		{http.MethodPost, discovery.MCPPath},

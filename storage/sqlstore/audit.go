@@ -10,6 +10,11 @@ import (
 
 // RecordAudit implements storage.AuditStore.
 func (s *Store) RecordAudit(ctx context.Context, e *storage.AuditEvent) error {
+	normalizeAudit(e)
+	return mapErr(s.db.WithContext(ctx).Create(e).Error)
+}
+
+func normalizeAudit(e *storage.AuditEvent) {
 	if e.CreatedAt.IsZero() {
 		e.CreatedAt = time.Now()
 	}
@@ -17,7 +22,6 @@ func (s *Store) RecordAudit(ctx context.Context, e *storage.AuditEvent) error {
 	if e.Details == nil {
 		e.Details = map[string]any{}
 	}
-	return mapErr(s.db.WithContext(ctx).Create(e).Error)
 }
 
 // ListAudit implements storage.AuditStore.

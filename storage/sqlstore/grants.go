@@ -12,7 +12,7 @@ import (
 )
 
 // CreateGrant implements storage.GrantStore.
-func (s *Store) CreateGrant(ctx context.Context, g *storage.Grant, rt *storage.RefreshToken) error {
+func (s *Store) CreateGrant(ctx context.Context, g *storage.Grant, rt *storage.RefreshToken, audit ...*storage.AuditEvent) error {
 	if g.Scopes == nil {
 		g.Scopes = []string{}
 	}
@@ -24,11 +24,25 @@ func (s *Store) CreateGrant(ctx context.Context, g *storage.Grant, rt *storage.R
 	}
 	utcToken(rt)
 	rt.SiteID, rt.GrantID = g.SiteID, g.ID
+	for _, e := range audit {
+		normalizeAudit(e)
+	}
+	if s.dialect == Postgres && len(audit) <= 1 {
+		return mapErr(s.createGrantPG(ctx, g, rt, audit))
+	}
 	return mapErr(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(g).Error; err != nil {
 			return err
 		}
-		return tx.Create(rt).Error
+		if err := tx.Create(rt).Error; err != nil {
+			return err
+		}
+		for _, e := range audit {
+			if err := tx.Create(e).Error; err != nil {
+				return err
+			}
+		}
+		return nil
 	}))
 }
 
@@ -52,6 +66,14 @@ func (s *Store) GrantByID(ctx context.Context, site tenant.ID, id string) (*stor
 // reached for the token, the two would deadlock.
 func (s *Store) RotateRefreshToken(ctx context.Context, site tenant.ID, oldHash []byte, next *storage.RefreshToken, now time.Time) (*storage.Grant, error) {
 	now = now.UTC()
+	if s.dialect == Postgres {
+		g, err := s.rotatePG(ctx, site, oldHash, next, now)
+		if err != nil || g != nil {
+			return g, mapErr(err)
+		}
+		// Not rotated: unknown, expired, revoked or reused. The general path
+		// below tells which, and revokes the grant on reuse.
+	}
 	var (
 		grant  storage.Grant
 		reused bool
@@ -92,6 +114,9 @@ func (s *Store) RotateRefreshToken(ctx context.Context, site tenant.ID, oldHash 
 		}
 		if err := tx.Create(next).Error; err != nil {
 			return err
+		}
+		if now.Sub(grant.LastUsedAt) <= touchEvery {
+			return nil
 		}
 		grant.LastUsedAt = now
 		return tx.Model(&storage.Grant{}).Scopes(siteScope(site)).Where("id = ?", grant.ID).Update("last_used_at", now).Error

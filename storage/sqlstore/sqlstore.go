@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -41,6 +42,7 @@ type Options struct {
 // Store implements storage.Store on gorm.
 type Store struct {
 	db      *gorm.DB
+	sqlDB   *sql.DB // the same pool, for the hot statements gorm would slow
 	dialect string
 }
 
@@ -64,12 +66,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		if slow == 0 {
 			slow = 200 * time.Millisecond
 		}
-		cfg.Logger = logger.NewSlogLogger(opts.Logger, logger.Config{
-			SlowThreshold:             slow,
-			LogLevel:                  logger.Warn,
-			IgnoreRecordNotFoundError: true,
-			ParameterizedQueries:      true, // never log values: they include token hashes
-		})
+		cfg.Logger = gormLogger{l: opts.Logger, slow: slow}
 	}
 	var (
 		dialector gorm.Dialector
@@ -115,7 +112,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	} else {
 		sqlDB.SetMaxOpenConns(8)
 	}
-	s := &Store{db: db, dialect: dialect}
+	s := &Store{db: db, sqlDB: sqlDB, dialect: dialect}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := s.Ping(pctx); err != nil {
@@ -156,12 +153,19 @@ func mapErr(err error) error {
 	switch {
 	case errors.Is(err, gorm.ErrRecordNotFound):
 		return storage.ErrNotFound
-	case errors.Is(err, gorm.ErrDuplicatedKey):
+	case errors.Is(err, gorm.ErrDuplicatedKey), isPgCode(err, "23505"):
 		return fmt.Errorf("%w: %v", storage.ErrConflict, err)
 	case unavailable(err):
 		return fmt.Errorf("%w: %v", storage.ErrUnavailable, err)
 	}
 	return err
+}
+
+// isPgCode reports whether err is a PostgreSQL error with SQLSTATE code
+// (errors of the statements run on database/sql skip gorm's translation).
+func isPgCode(err error, code string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == code
 }
 
 func unavailable(err error) bool {

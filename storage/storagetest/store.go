@@ -55,6 +55,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) storage.Store) {
 		{"RefreshConcurrent", testRefreshConcurrent},
 		{"RevokeWhileRotating", testRevokeWhileRotating},
 		{"RevokeGrant", testRevokeGrant},
+		{"GrantWithAudit", testGrantWithAudit},
 		{"RevokedGrants", testRevokedGrants},
 		{"RevokedTokens", testRevokedTokens},
 		{"TouchGrant", testTouchGrant},
@@ -904,7 +905,9 @@ func testRotateRefreshToken(t *testing.T, f *fixture) {
 	u := f.user(t, "u@example.test")
 	g, h1 := f.grant(t, f.a, u.ID, 90*day, 30*day)
 
-	t1 := f.now.Add(time.Minute)
+	// last_used_at is rewritten only when over an hour stale: a write on
+	// every refresh would double the writes of the hottest path.
+	t1 := f.now.Add(2 * time.Hour)
 	h2, got, err := f.rotate(f.a.ID, h1, t1, 30*day)
 	must(t, err, "RotateRefreshToken")
 	if got == nil || got.ID != g.ID {
@@ -922,6 +925,12 @@ func testRotateRefreshToken(t *testing.T, f *fixture) {
 	} else {
 		diff(t, "rotated token's UsedAt", t1, *rt1.UsedAt)
 	}
+	// A grant used a minute ago is recent enough: not rewritten.
+	g3, hRecent := f.grant(t, f.a, u.ID, 90*day, 30*day)
+	_, got3, err := f.rotate(f.a.ID, hRecent, f.now.Add(time.Minute), 30*day)
+	must(t, err, "RotateRefreshToken(recently used grant)")
+	diff(t, "LastUsedAt of a grant rotated within the hour", g3.LastUsedAt, got3.LastUsedAt)
+	diff(t, "stored LastUsedAt of a grant rotated within the hour", g3.LastUsedAt, f.grantByID(t, f.a.ID, g3.ID).LastUsedAt)
 
 	// Site B can neither rotate A's token nor trip A's reuse detection.
 	t2 := t1.Add(time.Minute)
@@ -1187,6 +1196,39 @@ func testRevokeGrant(t *testing.T, f *fixture) {
 	must(t, err, "RotateRefreshToken(A's other grant)")
 	_, _, err = f.rotate(f.b.ID, hB, t2, 30*day)
 	must(t, err, "RotateRefreshToken(B's grant)")
+}
+
+// A grant, its refresh token and its audit event commit together or not at
+// all.
+func testGrantWithAudit(t *testing.T, f *fixture) {
+	u := f.user(t, "u@example.test")
+	g := &storage.Grant{ID: "grt_audited", SiteID: f.a.ID, ClientID: "c", UserID: u.ID, Scopes: []string{"openid"},
+		Resource: "https://a.school.test", AuthTime: f.now, CreatedAt: f.now, ExpiresAt: f.now.Add(90 * day), LastUsedAt: f.now}
+	rt := &storage.RefreshToken{TokenHash: []byte("audited-token-hash-0123456789abc"), CreatedAt: f.now, ExpiresAt: f.now.Add(30 * day)}
+	e := &storage.AuditEvent{SiteID: f.a.ID, Actor: u.ID, Action: "grant.created", Target: "c", IP: "192.0.2.1", Details: map[string]any{"grant": g.ID}}
+	must(t, f.s.CreateGrant(f.ctx, g, rt, e), "CreateGrant with audit")
+	events, err := f.s.ListAudit(f.ctx, f.a.ID, 0, 10)
+	must(t, err, "ListAudit")
+	if len(events) != 1 || events[0].Action != "grant.created" || events[0].Details["grant"] != g.ID || events[0].IP != "192.0.2.1" {
+		t.Fatalf("audit after CreateGrant = %+v; want the one grant.created event", events)
+	}
+	if _, _, err := f.s.RefreshTokenByHash(f.ctx, f.a.ID, rt.TokenHash); err != nil {
+		t.Fatalf("refresh token of the new grant: %v", err)
+	}
+	// A failing insert (the grant ID is taken) records nothing.
+	g2 := *g
+	rt2 := &storage.RefreshToken{TokenHash: []byte("another-token-hash-0123456789abc"), CreatedAt: f.now, ExpiresAt: f.now.Add(30 * day)}
+	e2 := &storage.AuditEvent{SiteID: f.a.ID, Actor: u.ID, Action: "grant.created", Target: "c"}
+	if err := f.s.CreateGrant(f.ctx, &g2, rt2, e2); !errors.Is(err, storage.ErrConflict) {
+		t.Fatalf("CreateGrant with a taken ID: %v; want ErrConflict", err)
+	}
+	events, _ = f.s.ListAudit(f.ctx, f.a.ID, 0, 10)
+	if len(events) != 1 {
+		t.Fatalf("a failed CreateGrant left audit events: %+v", events)
+	}
+	if _, _, err := f.s.RefreshTokenByHash(f.ctx, f.a.ID, rt2.TokenHash); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("a failed CreateGrant left its refresh token: %v", err)
+	}
 }
 
 func testRevokedGrants(t *testing.T, f *fixture) {

@@ -1,0 +1,353 @@
+package authserver
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/lectern/lectern/authserver/scope"
+	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/web/ui"
+)
+
+// challengeRE: an S256 challenge is the base64url SHA-256 of the verifier,
+// 43 characters (RFC 7636 §4.2).
+var challengeRE = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
+
+// singleParams may appear at most once (RFC 6749 §3.1).
+var singleParams = []string{"response_type", "client_id", "redirect_uri", "scope", "state",
+	"code_challenge", "code_challenge_method", "nonce", "resource", "prompt"}
+
+// Authorize implements the authorization endpoint (RFC 6749 §4.1.1, RFC
+// 7636, RFC 8707, RFC 9207) for GET /oauth/authorize.
+//
+// Errors about the client or its redirect URI are shown on an error page and
+// never redirected: the redirect target cannot be trusted. Every other error
+// is redirected to the client with error, error_description, state and iss.
+func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
+	site := siteOf(r.Context())
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		s.errorPage(w, r, site, http.StatusMethodNotAllowed, "invalid_request", "The authorization endpoint takes GET requests.", "")
+		return
+	}
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request", "The request's query string is malformed.", "")
+		return
+	}
+	for _, p := range []string{"client_id", "redirect_uri"} {
+		if len(q[p]) > 1 {
+			s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request", "The request repeats the "+p+" parameter.", "")
+			return
+		}
+	}
+	clientID := q.Get("client_id")
+	if clientID == "" {
+		s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request", "The request names no application (client_id is missing).", "")
+		return
+	}
+	client, err := s.client(r.Context(), site, clientID)
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			s.errorPage(w, r, site, http.StatusBadRequest, "invalid_client", "The application that sent you here is not registered at "+site.Name+".", "")
+			return
+		}
+		var ce *ClientError
+		if errors.As(err, &ce) {
+			s.errorPage(w, r, site, http.StatusBadRequest, "invalid_client", "The application's client metadata document could not be used.", ce.Description)
+			return
+		}
+		s.unavailablePage(w, r, site, err)
+		return
+	}
+	redirectURI := q.Get("redirect_uri")
+	if redirectURI == "" {
+		s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request", "The request has no redirect_uri.", "")
+		return
+	}
+	if !redirectMatches(client.RedirectURIs(), redirectURI) {
+		s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request", "The redirect_uri is not registered for "+client.Name+".", "")
+		return
+	}
+	// From here the client and its redirect URI are trusted: errors go back.
+	state := q.Get("state")
+	fail := func(code, desc string) { s.redirectError(w, r, site, redirectURI, state, code, desc) }
+	for _, p := range singleParams {
+		if len(q[p]) > 1 {
+			if p == "resource" {
+				fail(codeInvalidTarget, "more than one resource was requested; this server has one resource, "+site.Resource())
+				return
+			}
+			fail("invalid_request", "the "+p+" parameter is repeated")
+			return
+		}
+	}
+	if q.Has("request") || q.Has("request_uri") {
+		fail("request_not_supported", "request objects are not supported")
+		return
+	}
+	switch rt := q.Get("response_type"); {
+	case rt == "":
+		fail("invalid_request", "response_type is required; use code")
+		return
+	case rt != "code":
+		fail(codeUnsupportedResponse, "only response_type=code is supported")
+		return
+	}
+	if q.Has("response_mode") && q.Get("response_mode") != "query" {
+		fail("invalid_request", "only response_mode=query is supported")
+		return
+	}
+	if state == "" {
+		fail("invalid_request", "state is required")
+		return
+	}
+	challenge, method := q.Get("code_challenge"), q.Get("code_challenge_method")
+	switch {
+	case challenge == "":
+		fail("invalid_request", "code_challenge is required (PKCE with S256)")
+		return
+	case method == "":
+		fail("invalid_request", "code_challenge_method is required and must be S256")
+		return
+	case method != "S256":
+		fail("invalid_request", "code_challenge_method must be S256; "+method+" is not supported")
+		return
+	case !challengeRE.MatchString(challenge):
+		fail("invalid_request", "code_challenge must be the 43-character base64url SHA-256 of the code verifier")
+		return
+	}
+	scopes := scope.Parse(q.Get("scope"))
+	if len(scopes) == 0 {
+		fail("invalid_scope", "scope is required")
+		return
+	}
+	if desc := s.checkScopes(client, scopes); desc != "" {
+		fail("invalid_scope", desc)
+		return
+	}
+	resource := q.Get("resource")
+	switch {
+	case resource == "" && client.Audience == storage.AudienceMember:
+		fail(codeInvalidTarget, "resource is required for member clients; use "+site.Resource())
+		return
+	case resource != "" && !resourceMatches(site, resource):
+		fail(codeInvalidTarget, "resource must be this site's protected resource, "+site.Resource())
+		return
+	}
+	prompt := q.Get("prompt")
+	if prompt != "" && prompt != "none" && prompt != "login" && prompt != "consent" {
+		fail("invalid_request", "prompt must be none, login or consent")
+		return
+	}
+	nonce := q.Get("nonce")
+	if len(state) > 1024 || len(nonce) > 1024 {
+		fail("invalid_request", "state and nonce may have at most 1024 characters")
+		return
+	}
+	ar := &authRequest{
+		ClientID: client.ClientID, RedirectURI: redirectURI, Scopes: scopes, State: state, Nonce: nonce,
+		Challenge: challenge, Resource: site.Resource(), Prompt: prompt,
+	}
+	sess, err := s.sessions.Get(r, site)
+	if err != nil {
+		s.unavailablePage(w, r, site, err)
+		return
+	}
+	if sess == nil || prompt == "login" {
+		if prompt == "none" {
+			fail("login_required", "the user is not signed in")
+			return
+		}
+		ar.Prompt = strings.ReplaceAll(prompt, "login", "") // sign-in is being done now
+		if err := s.savePending(r.Context(), site.ID, ar); err != nil {
+			s.unavailablePage(w, r, site, err)
+			return
+		}
+		http.Redirect(w, r, "/login?auth_request="+ar.ID, http.StatusFound)
+		return
+	}
+	s.proceed(w, r, site, client, ar, sess)
+}
+
+// checkScopes returns why scopes cannot be requested by client, or "".
+func (s *Server) checkScopes(client *Client, scopes []string) string {
+	var operator, member bool
+	for _, name := range scopes {
+		sc, ok := scope.Lookup(name)
+		if !ok {
+			return "unknown scope " + quoteScope(name)
+		}
+		switch sc.Audience {
+		case scope.AudienceOperator:
+			operator = true
+		case scope.AudienceMember:
+			member = true
+		}
+		if sc.Audience != "" && sc.Audience != client.Audience {
+			if sc.Audience == scope.AudienceMember {
+				return name + " is reserved to member clients; this is an operator client"
+			}
+			return name + " is an operator scope; member clients may request " + strings.Join(scope.MemberDefault(), " ")
+		}
+		if !client.AllowsScope(name) {
+			return name + " is not among the scopes registered for this client"
+		}
+		if client.Source == storage.SourceCIMD && !client.Reviewed && !scope.IsRead(name) {
+			return name + " is not available to an unreviewed client (Client ID Metadata Document from " + client.DocumentHost + "); unreviewed clients may request identity and *:read scopes only"
+		}
+	}
+	if operator && member {
+		return "operator and member scopes cannot be requested together"
+	}
+	return ""
+}
+
+func quoteScope(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "…"
+	}
+	return `"` + s + `"`
+}
+
+// proceed continues an authorization for a signed-in person: role checks,
+// then remembered consent or the consent page, then the code.
+func (s *Server) proceed(w http.ResponseWriter, r *http.Request, site *tenant.Site, client *Client, ar *authRequest, sess *Session) {
+	ctx := r.Context()
+	p, remembered, err := s.userAndConsent(ctx, site.ID, sess.UserID, client.ClientID)
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) { // the user was deleted
+			_ = s.sessions.Destroy(w, r, site)
+			s.redirectError(w, r, site, ar.RedirectURI, ar.State, "access_denied", "the user no longer exists")
+			return
+		}
+		s.unavailablePage(w, r, site, err)
+		return
+	}
+	granted, _ := grantable(p.Roles, client.Audience, ar.Scopes)
+	if granted == nil {
+		s.audit(ctx, site.ID, sess.UserID, "authorization.refused", client.ClientID, r, map[string]any{"scopes": ar.Scopes, "roles": p.Roles})
+		s.refusal(w, r, site, client, ar, p)
+		return
+	}
+	if ar.Prompt != "consent" && covers(remembered, granted) {
+		s.complete(w, r, site, ar, sess, p, granted)
+		return
+	}
+	if ar.Prompt == "none" {
+		s.redirectError(w, r, site, ar.RedirectURI, ar.State, codeConsentRequired, "the user has not consented to these scopes")
+		return
+	}
+	if err := s.savePending(ctx, site.ID, ar); err != nil {
+		s.unavailablePage(w, r, site, err)
+		return
+	}
+	http.Redirect(w, r, "/consent?auth_request="+ar.ID, http.StatusFound)
+}
+
+// grantable splits requested scopes into those the person's roles may grant
+// and those they may not (DESIGN §5). It returns nil granted when the person
+// may grant nothing that was asked for beyond identity: no role at the site,
+// or no grantable operator scope for an operator client.
+func grantable(roles []string, audience string, requested []string) (granted, withheld []string) {
+	if len(roles) == 0 {
+		return nil, requested
+	}
+	var beyondIdentity bool
+	for _, name := range requested {
+		if !scope.IsIdentity(name) {
+			beyondIdentity = true
+		}
+		if scope.IsIdentity(name) || scope.RoleMayGrant(roles, audience, name) {
+			granted = append(granted, name)
+			continue
+		}
+		withheld = append(withheld, name)
+	}
+	if beyondIdentity && !slices.ContainsFunc(granted, func(n string) bool { return !scope.IsIdentity(n) }) {
+		return nil, requested
+	}
+	if audience == storage.AudienceOperator && !slices.ContainsFunc(roles, storage.IsOperatorRole) {
+		return nil, requested
+	}
+	return granted, withheld
+}
+
+// complete issues the code and sends the browser back to the client.
+func (s *Server) complete(w http.ResponseWriter, r *http.Request, site *tenant.Site, ar *authRequest, sess *Session, p *Profile, granted []string) {
+	code, err := s.issueCode(r.Context(), site.ID, &codeRecord{
+		ClientID: ar.ClientID, RedirectURI: ar.RedirectURI, Challenge: ar.Challenge, Resource: ar.Resource,
+		Scopes: granted, Nonce: ar.Nonce, UserID: sess.UserID, AuthTime: sess.AuthTime.Unix(), Profile: *p,
+	})
+	if err != nil {
+		s.unavailablePage(w, r, site, err)
+		return
+	}
+	http.Redirect(w, r, responseURL(ar.RedirectURI, url.Values{"code": {code}, "state": {ar.State}, "iss": {site.Issuer()}}), http.StatusFound)
+}
+
+// responseURL adds params to a redirect URI's query (RFC 6749 §4.1.2: the
+// URI's own query is retained).
+func responseURL(redirectURI string, params url.Values) string {
+	u, err := url.Parse(redirectURI)
+	if err != nil {
+		return redirectURI // validated at registration; cannot happen
+	}
+	q := u.Query()
+	for k, vs := range params {
+		if len(vs) == 1 && vs[0] == "" {
+			continue
+		}
+		q[k] = vs
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// redirectError sends an authorization error to the client (RFC 6749
+// §4.1.2.1) with iss (RFC 9207).
+func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, site *tenant.Site, redirectURI, state, code, desc string) {
+	s.logger.InfoContext(r.Context(), "authorization error", "error", code, "description", desc)
+	http.Redirect(w, r, responseURL(redirectURI, url.Values{
+		"error": {code}, "error_description": {desc}, "state": {state}, "iss": {site.Issuer()},
+	}), http.StatusFound)
+}
+
+// errorPage shows an error to the person; nothing goes to the client.
+func (s *Server) errorPage(w http.ResponseWriter, r *http.Request, site *tenant.Site, status int, code, message, detail string) {
+	s.ui.Render(w, r, status, "error", ui.Page{
+		Title: "Something went wrong", SiteName: site.Name,
+		Data: map[string]string{"Message": message, "Detail": detail, "Code": code},
+	})
+}
+
+func (s *Server) unavailablePage(w http.ResponseWriter, r *http.Request, site *tenant.Site, err error) {
+	s.logger.ErrorContext(r.Context(), "authorization unavailable", "err", err)
+	w.Header().Set("Retry-After", "5")
+	s.errorPage(w, r, site, http.StatusServiceUnavailable, codeTemporarilyUnavailable,
+		"The sign-in service is temporarily unavailable.", "Please try again in a moment.")
+}
+
+// refusal tells a person without a suitable role that they cannot
+// authorize the client; the link returns access_denied to the client.
+func (s *Server) refusal(w http.ResponseWriter, r *http.Request, site *tenant.Site, client *Client, ar *authRequest, p *Profile) {
+	detail := "Only people with a role at " + site.Name + " can connect applications to it."
+	if client.Audience == storage.AudienceOperator && len(p.Roles) > 0 {
+		detail = "Connecting this application needs an operator role (owner, admin or lecturer with the right permissions) at " + site.Name + "."
+	}
+	s.ui.Render(w, r, http.StatusForbidden, "refusal", ui.Page{
+		Title: "You cannot authorize this application", SiteName: site.Name,
+		Data: map[string]string{
+			"Message": p.Email + " cannot give " + client.Name + " access to " + site.Name + ".", "Detail": detail,
+			"ClientName": client.Name, "UserEmail": p.Email,
+			"ReturnURL": responseURL(ar.RedirectURI, url.Values{"error": {"access_denied"},
+				"error_description": {"the user has no role that allows this authorization"}, "state": {ar.State}, "iss": {site.Issuer()}}),
+			"LogoutReturn": url.QueryEscape(r.URL.RequestURI()),
+		},
+	})
+}

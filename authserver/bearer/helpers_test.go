@@ -1,0 +1,448 @@
+package bearer
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lectern/lectern/authserver/keys"
+	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/storage/cache"
+	"github.com/lectern/lectern/storage/sqlstore"
+	"github.com/lectern/lectern/storage/sqlstore/sqltest"
+	"github.com/lectern/lectern/storage/storagetest"
+	"github.com/lectern/lectern/tenant"
+)
+
+// fakeClock is the verifier's clock. It starts at the current whole second,
+// so that TTLs it computes mean the same to Redis, which uses real time.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *fakeClock { return &fakeClock{t: time.Now().Truncate(time.Second)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// errCacheDown is what testCache answers while it is down.
+var errCacheDown = fmt.Errorf("test cache switched off: %w", storage.ErrUnavailable)
+
+// testCache wraps a real cache so tests can switch it off (every call then
+// fails with storage.ErrUnavailable, as a Redis that cannot be reached does),
+// make chosen writes fail, and see which TTLs were written. It also records
+// the keys written, so that Redis is cleaned up after the test.
+type testCache struct {
+	storage.Cache
+	down atomic.Bool
+
+	mu      sync.Mutex
+	ttls    map[string]time.Duration // last TTL Set per key
+	written map[string]bool
+	failSet func(key string) bool
+}
+
+func newTestCache(c storage.Cache) *testCache {
+	return &testCache{Cache: c, ttls: map[string]time.Duration{}, written: map[string]bool{}}
+}
+
+func (c *testCache) GetMulti(ctx context.Context, keys ...string) ([][]byte, error) {
+	if c.down.Load() {
+		return nil, errCacheDown
+	}
+	return c.Cache.GetMulti(ctx, keys...)
+}
+
+func (c *testCache) Get(ctx context.Context, key string) ([]byte, error) {
+	if c.down.Load() {
+		return nil, errCacheDown
+	}
+	return c.Cache.Get(ctx, key)
+}
+
+func (c *testCache) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if c.down.Load() {
+		return errCacheDown
+	}
+	c.mu.Lock()
+	fail := c.failSet != nil && c.failSet(key)
+	c.written[key] = true
+	c.mu.Unlock()
+	if fail {
+		return fmt.Errorf("test cache refuses to write %s: %w", key, storage.ErrUnavailable)
+	}
+	if err := c.Cache.Set(ctx, key, value, ttl); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.ttls[key] = ttl
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *testCache) Delete(ctx context.Context, keys ...string) error {
+	if c.down.Load() {
+		return errCacheDown
+	}
+	return c.Cache.Delete(ctx, keys...)
+}
+
+func (c *testCache) setFailSet(f func(key string) bool) {
+	c.mu.Lock()
+	c.failSet = f
+	c.mu.Unlock()
+}
+
+// ttl returns the TTL last written under key.
+func (c *testCache) ttl(key string) (time.Duration, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := c.ttls[key]
+	return d, ok
+}
+
+func (c *testCache) forgetTTLs() {
+	c.mu.Lock()
+	c.ttls = map[string]time.Duration{}
+	c.mu.Unlock()
+}
+
+// flush deletes every key the test wrote, as a Redis restart would lose
+// them: the marker and all revocation copies.
+func (c *testCache) flush(t testing.TB) {
+	t.Helper()
+	c.mu.Lock()
+	keys := make([]string, 0, len(c.written))
+	for k := range c.written {
+		keys = append(keys, k)
+	}
+	c.mu.Unlock()
+	if len(keys) == 0 {
+		return
+	}
+	if err := c.Cache.Delete(context.Background(), keys...); err != nil {
+		t.Fatalf("flushing the cache: %v", err)
+	}
+}
+
+// has reports whether key is present in the underlying cache.
+func (c *testCache) has(t testing.TB, key string) bool {
+	t.Helper()
+	_, err := c.Cache.Get(context.Background(), key)
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, storage.ErrCacheMiss):
+		return false
+	}
+	t.Fatalf("cache Get %s: %v", key, err)
+	return false
+}
+
+// newMemoryCache returns a fresh in-memory cache.
+func newMemoryCache(t testing.TB) *testCache {
+	m := cache.NewMemory(nil)
+	t.Cleanup(func() { _ = m.Close() })
+	return newTestCache(m)
+}
+
+// newRedisCache returns a Redis cache under a prefix of the test's own; the
+// keys it wrote are deleted afterwards (never FLUSHDB: the Redis is shared).
+func newRedisCache(t testing.TB) *testCache {
+	t.Helper()
+	url := storagetest.RedisURL(t)
+	r, err := cache.NewRedis(context.Background(), url, &cache.RedisOptions{Prefix: "lectern-test:bearer:" + rand.Text() + ":"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newTestCache(r)
+	t.Cleanup(func() {
+		c.down.Store(false)
+		c.flush(t)
+		_ = r.Close()
+	})
+	return c
+}
+
+// env is two sites with key rings in one store, a cache, a clock and a
+// verifier over them.
+type env struct {
+	store   *sqlstore.Store
+	cache   *testCache
+	keys    *keys.Manager
+	clock   *fakeClock
+	v       *Verifier
+	logs    *logBuffer
+	a, b    *tenant.Site
+	userID  string
+	options Options
+}
+
+var seq atomic.Int64
+
+// newEnv builds an env; tweak, when not nil, adjusts the verifier's options.
+func newEnv(t testing.TB, store *sqlstore.Store, c *testCache, tweak func(*Options)) *env {
+	t.Helper()
+	ctx := context.Background()
+	kek := make([]byte, keys.KEKSize)
+	_, _ = rand.Read(kek)
+	km, err := keys.NewManager(store, kek, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{store: store, cache: c, keys: km, clock: newClock(), logs: &logBuffer{}}
+	e.a = e.createSite(t, "a")
+	e.b = e.createSite(t, "b")
+	n := seq.Add(1)
+	u := &storage.User{ID: fmt.Sprintf("usr_bearer%d_%s", n, rand.Text()[:8]), Email: fmt.Sprintf("bearer-%d-%s@example.test", n, strings.ToLower(rand.Text()[:8])), Name: "Bearer Test"}
+	if err := store.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	e.userID = u.ID
+	e.options = Options{Keys: km, Store: store, Cache: c, Now: e.clock.Now, Logger: e.logs.Logger()}
+	if tweak != nil {
+		tweak(&e.options)
+	}
+	e.v = New(e.options)
+	return e
+}
+
+func (e *env) createSite(t testing.TB, label string) *tenant.Site {
+	t.Helper()
+	n := seq.Add(1)
+	slug := fmt.Sprintf("bearer-%s-%d-%s", label, n, strings.ToLower(rand.Text()[:6]))
+	s := &storage.Site{
+		Slug:                slug,
+		Name:                "Bearer " + label,
+		Origin:              "https://" + slug + ".example.test",
+		RegistrationVariant: tenant.VariantOpen,
+	}
+	if err := e.store.CreateSite(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.keys.CreateRing(context.Background(), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	return s.Tenant()
+}
+
+// eachBackend runs f on every store (SQLite, PostgreSQL) and cache
+// (memory, Redis) pairing.
+func eachBackend(t *testing.T, tweak func(*Options), f func(t *testing.T, e *env)) {
+	sqltest.Each(t, func(t *testing.T, s *sqlstore.Store) {
+		t.Run("memory", func(t *testing.T) { f(t, newEnv(t, s, newMemoryCache(t), tweak)) })
+		t.Run("redis", func(t *testing.T) { f(t, newEnv(t, s, newRedisCache(t), tweak)) })
+	})
+}
+
+// quickEnv is an env on SQLite and the memory cache, for tests about
+// parsing and answers rather than backends.
+func quickEnv(t testing.TB, tweak func(*Options)) *env {
+	return newEnv(t, sqltest.SQLite(t), newMemoryCache(t), tweak)
+}
+
+// grant creates a live grant of the env's user at site and returns its id.
+func (e *env) grant(t testing.TB, site *tenant.Site) string {
+	t.Helper()
+	now := e.clock.Now()
+	g := &storage.Grant{
+		ID:         "grt_" + randomHex(12),
+		SiteID:     site.ID,
+		ClientID:   "demo-member-app",
+		UserID:     e.userID,
+		Scopes:     []string{"openid", "account:read"},
+		Resource:   site.Resource(),
+		AuthTime:   now.Add(-time.Minute),
+		CreatedAt:  now,
+		ExpiresAt:  now.Add(90 * 24 * time.Hour),
+		LastUsedAt: now,
+	}
+	h := sha256.Sum256([]byte(randomHex(32)))
+	rt := &storage.RefreshToken{TokenHash: h[:], CreatedAt: now, ExpiresAt: now.Add(30 * 24 * time.Hour)}
+	if err := e.store.CreateGrant(context.Background(), g, rt); err != nil {
+		t.Fatal(err)
+	}
+	return g.ID
+}
+
+// claims returns valid claims of a token of site under grantID.
+func (e *env) claims(site *tenant.Site, grantID string) Claims {
+	now := e.clock.Now()
+	return Claims{
+		Issuer:   site.Issuer(),
+		Subject:  e.userID,
+		Audience: site.Resource(),
+		ClientID: "demo-member-app",
+		Scope:    "openid account:read",
+		JTI:      "jti_" + randomHex(16),
+		IssuedAt: now.Unix(),
+		Expiry:   now.Add(AccessTokenLifetime).Unix(),
+		GrantID:  grantID,
+		AuthTime: now.Add(-time.Minute).Unix(),
+	}
+}
+
+// mint signs payload (Claims, or a map for claims Claims cannot express)
+// with site's active key, as the authorization server does.
+func (e *env) mint(t testing.TB, site *tenant.Site, payload any) string {
+	t.Helper()
+	b, err := json.Marshal(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, err := e.keys.SigningKey(context.Background(), site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sk.Sign(b, TokenType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// token mints a valid token of site under a fresh grant.
+func (e *env) token(t testing.TB, site *tenant.Site) (string, Claims) {
+	t.Helper()
+	c := e.claims(site, e.grant(t, site))
+	return e.mint(t, site, c), c
+}
+
+func (e *env) signingKey(t testing.TB, site *tenant.Site) *keys.SigningKey {
+	t.Helper()
+	sk, err := e.keys.SigningKey(context.Background(), site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sk
+}
+
+// compact builds a JWS in compact serialization by hand from any header
+// and payload, signed by sign (nil: an empty signature).
+func compact(t testing.TB, header map[string]any, payload any, sign func(input []byte) []byte) string {
+	t.Helper()
+	hb, err := json.Marshal(header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pb []byte
+	if s, ok := payload.(string); ok {
+		pb = []byte(s)
+	} else if pb, err = json.Marshal(payload); err != nil {
+		t.Fatal(err)
+	}
+	input := base64.RawURLEncoding.EncodeToString(hb) + "." + base64.RawURLEncoding.EncodeToString(pb)
+	var sig []byte
+	if sign != nil {
+		sig = sign([]byte(input))
+	}
+	return input + "." + base64.RawURLEncoding.EncodeToString(sig)
+}
+
+// es256 signs input as RFC 7518 §3.4 says: R || S, 32 bytes each.
+func es256(t testing.TB, priv *ecdsa.PrivateKey) func(input []byte) []byte {
+	return func(input []byte) []byte {
+		d := sha256.Sum256(input)
+		r, s, err := ecdsa.Sign(rand.Reader, priv, d[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]byte, 64)
+		r.FillBytes(out[:32])
+		s.FillBytes(out[32:])
+		return out
+	}
+}
+
+// wantStatus checks that err is an *Error with status (0: no error).
+func wantStatus(t testing.TB, err error, status int, what string) *Error {
+	t.Helper()
+	if status == 0 {
+		if err != nil {
+			t.Fatalf("%s: err = %v, want the token accepted", what, err)
+		}
+		return nil
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("%s: err = %v (%T), want a *bearer.Error with status %d", what, err, err, status)
+	}
+	if e.Status != status {
+		t.Fatalf("%s: status %d (%v), want %d", what, e.Status, e, status)
+	}
+	return e
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// logBuffer collects log output; safe for concurrent use.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *logBuffer) Logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// countingStore counts refills (RevokedGrants) and can hold each one at a
+// gate until the gate is closed.
+type countingStore struct {
+	Store
+	refills atomic.Int64
+	gate    chan struct{}
+}
+
+func (s *countingStore) RevokedGrants(ctx context.Context, site tenant.ID, since time.Time) ([]storage.RevokedGrant, error) {
+	s.refills.Add(1)
+	if s.gate != nil {
+		<-s.gate
+	}
+	return s.Store.RevokedGrants(ctx, site, since)
+}
+
+// keySourceFunc adapts a function to KeySource.
+type keySourceFunc func(ctx context.Context, site tenant.ID, kid string) (*ecdsa.PublicKey, error)
+
+func (f keySourceFunc) PublicKey(ctx context.Context, site tenant.ID, kid string) (*ecdsa.PublicKey, error) {
+	return f(ctx, site, kid)
+}

@@ -1,0 +1,78 @@
+package authserver
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/lectern/lectern/storage"
+)
+
+// introspection is the RFC 7662 §2.2 answer. aud shows the RFC 8707
+// binding of the token (spec §Authentication 7).
+type introspection struct {
+	Active    bool   `json:"active"`
+	Scope     string `json:"scope,omitempty"`
+	ClientID  string `json:"client_id,omitempty"`
+	Subject   string `json:"sub,omitempty"`
+	Audience  string `json:"aud,omitempty"`
+	Issuer    string `json:"iss,omitempty"`
+	Expiry    int64  `json:"exp,omitempty"`
+	IssuedAt  int64  `json:"iat,omitempty"`
+	TokenType string `json:"token_type,omitempty"`
+	JTI       string `json:"jti,omitempty"`
+}
+
+// Introspect implements RFC 7662 for confidential clients of the site (the
+// platform's own resource servers verify tokens in process). Anything not
+// active — unknown, expired, revoked, another site's — is {"active":false}.
+func (o *opServer) Introspect(ctx context.Context, r *op.Request[op.IntrospectionRequest]) (*op.Response, error) {
+	s, site := o.s, siteOf(ctx)
+	cc := r.Data.ClientCredentials
+	if cc.ClientAssertion != "" {
+		return nil, errInvalidClient("client assertions are not supported")
+	}
+	c, err := s.client(ctx, site, cc.ClientID)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return nil, errInvalidClient("unknown client")
+	case err != nil:
+		return nil, errUnavailable()
+	case c.Public() || !c.checkSecret(cc.ClientSecret):
+		return nil, errInvalidClient("introspection needs a confidential client authenticated with client_secret_post")
+	}
+	tok := r.Data.IntrospectionRequest.Token
+	inactive := op.NewResponse(introspection{Active: false})
+	if len(tok) > 4096 {
+		return inactive, nil
+	}
+	if strings.Count(tok, ".") == 2 {
+		t, err := s.verifier.Verify(ctx, site, tok)
+		if err != nil {
+			return inactive, nil
+		}
+		return op.NewResponse(introspection{
+			Active: true, Scope: strings.Join(t.Scopes, " "), ClientID: t.ClientID, Subject: t.Subject,
+			Audience: t.Audience, Issuer: site.Issuer(), Expiry: t.Expiry.Unix(), IssuedAt: t.IssuedAt.Unix(),
+			TokenType: "Bearer", JTI: t.JTI,
+		}), nil
+	}
+	rt, g, err := s.store.RefreshTokenByHash(ctx, site.ID, hashToken(tok))
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return inactive, nil
+		}
+		return nil, errUnavailable()
+	}
+	now := s.now()
+	if rt.UsedAt != nil || rt.RevokedAt != nil || !rt.ExpiresAt.After(now) || g.RevokedAt != nil || !g.ExpiresAt.After(now) {
+		return inactive, nil
+	}
+	return op.NewResponse(introspection{
+		Active: true, Scope: strings.Join(g.Scopes, " "), ClientID: g.ClientID, Subject: g.UserID,
+		Audience: g.Resource, Issuer: site.Issuer(), Expiry: rt.ExpiresAt.Unix(), IssuedAt: rt.CreatedAt.Unix(),
+		TokenType: "refresh_token",
+	}), nil
+}

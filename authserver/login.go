@@ -1,0 +1,189 @@
+package authserver
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/lectern/lectern/authserver/password"
+	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/web/ui"
+)
+
+// loginData is what the sign-in page shows.
+type loginData struct {
+	Request    string
+	ReturnTo   string
+	ClientName string
+	Email      string
+	Error      string
+}
+
+// Login serves the sign-in page (GET) and checks credentials (POST). After
+// sign-in it continues the pending authorization request, or goes to a
+// local return_to path.
+func (s *Server) Login(w http.ResponseWriter, r *http.Request) {
+	site := siteOf(r.Context())
+	switch r.Method {
+	case http.MethodGet:
+		d := loginData{Request: r.URL.Query().Get("auth_request"), ReturnTo: localPath(r.URL.Query().Get("return_to"))}
+		if d.Request != "" {
+			ar, err := s.pending(r.Context(), site.ID, d.Request)
+			if err != nil {
+				s.unavailablePage(w, r, site, err)
+				return
+			}
+			if ar == nil {
+				s.expiredPage(w, r, site)
+				return
+			}
+			if c, err := s.client(r.Context(), site, ar.ClientID); err == nil {
+				d.ClientName = c.Name
+			}
+		}
+		s.renderLogin(w, r, site, http.StatusOK, d)
+	case http.MethodPost:
+		s.loginPost(w, r, site)
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		s.errorPage(w, r, site, http.StatusMethodNotAllowed, "invalid_request", "This page takes GET and POST requests.", "")
+	}
+}
+
+func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, site *tenant.Site, status int, d loginData) {
+	s.ui.Render(w, r, status, "login", ui.Page{Title: "Sign in", SiteName: site.Name, CSRF: CSRFToken(w, r, site, nil), Data: d})
+}
+
+func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.Site) {
+	ctx := r.Context()
+	if err := r.ParseForm(); err != nil {
+		s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request", "The form could not be read.", "")
+		return
+	}
+	d := loginData{
+		Request:  r.PostFormValue("auth_request"),
+		ReturnTo: localPath(r.PostFormValue("return_to")),
+		Email:    strings.TrimSpace(r.PostFormValue("email")),
+	}
+	if !CheckCSRF(r, site, nil) {
+		d.Error = "Your sign-in form expired. Please try again."
+		s.renderLogin(w, r, site, http.StatusForbidden, d)
+		return
+	}
+	var ar *authRequest
+	if d.Request != "" {
+		var err error
+		if ar, err = s.pending(ctx, site.ID, d.Request); err != nil {
+			s.unavailablePage(w, r, site, err)
+			return
+		}
+		if ar == nil {
+			s.expiredPage(w, r, site)
+			return
+		}
+	}
+	pw := r.PostFormValue("password")
+	if d.Email == "" || pw == "" {
+		d.Error = "Enter your e-mail address and password."
+		s.renderLogin(w, r, site, http.StatusBadRequest, d)
+		return
+	}
+	// Failed attempts are counted per account and per IP (DESIGN §10): an
+	// attacker guessing one account, or spraying many, is stopped alike.
+	acctKey := storage.CacheKey(site.ID, "loginfail:acct", hashHex(strings.ToLower(d.Email)))
+	ipKey := storage.CacheKey(site.ID, "loginfail:ip", clientIP(r))
+	counts, err := s.cache.GetMulti(ctx, acctKey, ipKey)
+	if err != nil {
+		s.unavailablePage(w, r, site, err)
+		return
+	}
+	for _, c := range counts {
+		if n := atoi(c); n >= s.loginFailures {
+			w.Header().Set("Retry-After", "900")
+			d.Error = "Too many failed sign-in attempts. Please wait 15 minutes and try again."
+			s.audit(ctx, site.ID, d.Email, "login.throttled", d.Email, r, nil)
+			s.renderLogin(w, r, site, http.StatusTooManyRequests, d)
+			return
+		}
+	}
+	u, err := s.store.UserByEmail(ctx, d.Email)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		// Spend the same time as a real check so that timing does not tell
+		// which addresses have accounts.
+		_ = password.Verify(pw, dummyHash)
+	case err != nil:
+		s.unavailablePage(w, r, site, err)
+		return
+	}
+	if u == nil || password.Verify(pw, u.PasswordHash) != nil {
+		for _, k := range []string{acctKey, ipKey} {
+			_, _ = s.cache.Incr(ctx, k, s.loginWindow)
+		}
+		s.audit(ctx, site.ID, d.Email, "login.failed", d.Email, r, nil)
+		d.Error = "The e-mail address or password is wrong."
+		s.renderLogin(w, r, site, http.StatusUnauthorized, d)
+		return
+	}
+	_ = s.cache.Delete(ctx, acctKey)
+	_ = s.sessions.Destroy(w, r, site) // a new session ID at every sign-in (no fixation)
+	sess, err := s.sessions.Create(w, r, site, u.ID)
+	if err != nil {
+		s.unavailablePage(w, r, site, err)
+		return
+	}
+	s.audit(ctx, site.ID, u.ID, "login.succeeded", u.Email, r, nil)
+	if ar == nil {
+		target := d.ReturnTo
+		if target == "" {
+			target = "/account/connections"
+		}
+		http.Redirect(w, r, target, http.StatusSeeOther)
+		return
+	}
+	client, err := s.client(ctx, site, ar.ClientID)
+	if err != nil {
+		s.errorPage(w, r, site, http.StatusBadRequest, "invalid_client", "The application is no longer registered.", "")
+		return
+	}
+	s.proceed(w, r, site, client, ar, sess)
+}
+
+// dummyHash is verified when an e-mail address has no account.
+var dummyHash = func() string {
+	h, _ := password.Hash("lectern-timing-equaliser", password.Default)
+	return h
+}()
+
+func (s *Server) expiredPage(w http.ResponseWriter, r *http.Request, site *tenant.Site) {
+	s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request",
+		"This sign-in request has expired.", "Go back to the application and start again.")
+}
+
+// localPath accepts only a path on this origin as a return target: never
+// another origin (open redirect) and never a scheme-relative "//host".
+func localPath(p string) string {
+	if p == "" || p[0] != '/' || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") || strings.ContainsAny(p, "\r\n") {
+		return ""
+	}
+	return p
+}
+
+func hashHex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:16])
+}
+
+func atoi(b []byte) int {
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}

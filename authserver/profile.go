@@ -1,0 +1,85 @@
+package authserver
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/lectern/lectern/authserver/scope"
+	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
+)
+
+// profileTTL bounds how stale cached claims may be; role and user changes
+// delete the entry at once (storage.ProfileKey).
+const profileTTL = time.Minute
+
+// Profile is a user's claims at one site: what userinfo and id_tokens say.
+type Profile struct {
+	UserID  string   `json:"sub"`
+	Email   string   `json:"email"`
+	Name    string   `json:"name"`
+	Picture string   `json:"picture"`
+	Roles   []string `json:"roles"`
+}
+
+// profile returns the user's claims at site, from the cache when it can.
+func (s *Server) profile(ctx context.Context, site tenant.ID, userID string) (*Profile, error) {
+	key := storage.ProfileKey(site, userID)
+	if raw, err := s.cache.Get(ctx, key); err == nil {
+		var p Profile
+		if json.Unmarshal(raw, &p) == nil && p.UserID == userID {
+			return &p, nil
+		}
+	}
+	u, err := s.store.UserByID(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	roles, err := s.store.RolesAt(ctx, site, userID)
+	if err != nil {
+		return nil, err
+	}
+	p := &Profile{UserID: u.ID, Email: u.Email, Name: u.Name, Picture: u.Picture, Roles: roles}
+	if p.Roles == nil {
+		p.Roles = []string{}
+	}
+	if b, err := json.Marshal(p); err == nil {
+		_ = s.cache.Set(ctx, key, b, profileTTL)
+	}
+	return p, nil
+}
+
+// UserClaims are the claims both userinfo and the id_token carry, filtered
+// by the granted scopes in the same way (spec: a verified id_token has the
+// same sub, email, name, picture, org_id, roles as UserInfo).
+type UserClaims struct {
+	Subject string   `json:"sub"`
+	Email   string   `json:"email,omitempty"`
+	Name    string   `json:"name,omitempty"`
+	Picture string   `json:"picture,omitempty"`
+	OrgID   string   `json:"org_id"`
+	Roles   []string `json:"roles"`
+}
+
+// userClaims builds the claims of p at site for scopes: email needs
+// "email", name and picture need "profile"; org_id and roles describe the
+// site and are always present.
+func userClaims(site *tenant.Site, p *Profile, scopes []string) UserClaims {
+	c := UserClaims{Subject: p.UserID, OrgID: OrgID(site), Roles: p.Roles}
+	if c.Roles == nil {
+		c.Roles = []string{}
+	}
+	if slices.Contains(scopes, scope.Email) {
+		c.Email = p.Email
+	}
+	if slices.Contains(scopes, scope.Profile) {
+		c.Name, c.Picture = p.Name, p.Picture
+	}
+	return c
+}
+
+// OrgID is the org_id claim of a site: its stable numeric ID.
+func OrgID(site *tenant.Site) string { return strconv.FormatInt(int64(site.ID), 10) }

@@ -1,0 +1,59 @@
+package authserver
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/lectern/lectern/storage"
+)
+
+// Revocation implements RFC 7009. An access token is revoked alone (by
+// jti); a refresh token revokes its whole grant, and with it every access
+// token of the grant. Unknown, expired or already revoked tokens answer 200
+// with an empty body too (RFC 7009 §2.2): a revocation request reveals
+// nothing. A token of another client is refused (§2.1).
+func (o *opServer) Revocation(ctx context.Context, r *op.ClientRequest[oidc.RevocationRequest]) (*op.Response, error) {
+	s, site, client := o.s, siteOf(ctx), r.Client.(*Client)
+	tok := r.Data.Token
+	if len(tok) > 4096 {
+		return op.NewResponse(nil), nil
+	}
+	now := s.now()
+	if strings.Count(tok, ".") == 2 { // a JWT: an access token of ours, perhaps
+		claims, err := s.verifier.Verify(ctx, site, tok)
+		if err != nil {
+			return op.NewResponse(nil), nil // not ours, expired or already revoked
+		}
+		if claims.ClientID != client.ClientID {
+			return nil, oauthErr("unauthorized_client", "the token was not issued to this client")
+		}
+		if err := s.verifier.RevokeToken(ctx, site.ID, claims.JTI, claims.Expiry, now); err != nil {
+			s.logger.ErrorContext(ctx, "revoke access token", "err", err)
+			return nil, errUnavailable()
+		}
+		s.audit(ctx, site.ID, client.ClientID, "token.revoked", claims.JTI, nil, map[string]any{"grant": claims.GrantID, "user": claims.Subject})
+		return op.NewResponse(nil), nil
+	}
+	_, g, err := s.store.RefreshTokenByHash(ctx, site.ID, hashToken(tok))
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return op.NewResponse(nil), nil
+	case err != nil:
+		return nil, errUnavailable()
+	}
+	if g.ClientID != client.ClientID {
+		return nil, oauthErr("unauthorized_client", "the token was not issued to this client")
+	}
+	if g.RevokedAt == nil {
+		if err := s.verifier.RevokeGrant(ctx, site.ID, g.ID, now); err != nil {
+			s.logger.ErrorContext(ctx, "revoke grant", "err", err)
+			return nil, errUnavailable()
+		}
+		s.audit(ctx, site.ID, client.ClientID, "grant.revoked", g.ID, nil, map[string]any{"reason": "refresh token revoked by the client", "user": g.UserID})
+	}
+	return op.NewResponse(nil), nil
+}

@@ -1,0 +1,194 @@
+package authserver
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/lectern/lectern/authserver/bearer"
+	"github.com/lectern/lectern/authserver/keys"
+	"github.com/lectern/lectern/discovery"
+	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/web/ui"
+)
+
+// Lifetimes (DESIGN §10).
+const (
+	AccessTokenLifetime  = bearer.AccessTokenLifetime
+	IDTokenLifetime      = 10 * time.Minute
+	RefreshTokenLifetime = 30 * 24 * time.Hour
+	GrantLifetime        = 90 * 24 * time.Hour
+	CodeLifetime         = 60 * time.Second
+	// pendingLifetime bounds how long a person may take to sign in and
+	// consent before the authorization request is forgotten.
+	pendingLifetime = 15 * time.Minute
+)
+
+// Options configures New.
+type Options struct {
+	Store    storage.Store
+	Cache    storage.Cache
+	Keys     *keys.Manager
+	Verifier *bearer.Verifier
+	UI       *ui.Renderer
+	Logger   *slog.Logger
+	// Clients resolves client IDs that are not rows of the site (Client ID
+	// Metadata Documents). Optional.
+	Clients ClientSource
+	// Now is the clock; tests replace it.
+	Now func() time.Time
+	// TokenRate limits token requests per site and client (default 30/s).
+	TokenRate storage.Limit
+	// LoginFailures is how many failed sign-ins an account or an IP may
+	// have within LoginWindow before sign-in is refused (default 10/15 min).
+	LoginFailures int
+	LoginWindow   time.Duration
+}
+
+// Server is the authorization server of every site.
+type Server struct {
+	store    storage.Store
+	cache    storage.Cache
+	keys     *keys.Manager
+	verifier *bearer.Verifier
+	ui       *ui.Renderer
+	logger   *slog.Logger
+	extra    ClientSource
+	now      func() time.Time
+
+	tokenRate     storage.Limit
+	codeLifetime  time.Duration
+	loginFailures int
+	loginWindow   time.Duration
+
+	clients  *clientCache
+	sessions *Sessions
+	op       http.Handler
+}
+
+// New returns a Server.
+func New(o Options) (*Server, error) {
+	if o.Store == nil || o.Cache == nil || o.Keys == nil || o.Verifier == nil || o.UI == nil || o.Logger == nil {
+		return nil, errors.New("authserver: Store, Cache, Keys, Verifier, UI and Logger are required")
+	}
+	s := &Server{
+		store: o.Store, cache: o.Cache, keys: o.Keys, verifier: o.Verifier, ui: o.UI, logger: o.Logger,
+		extra: o.Clients, now: o.Now,
+		tokenRate: o.TokenRate, loginFailures: o.LoginFailures, loginWindow: o.LoginWindow,
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.codeLifetime = CodeLifetime
+	if s.tokenRate.Rate == 0 {
+		s.tokenRate = storage.Limit{Rate: 30, Period: time.Second, Burst: 30}
+	}
+	if s.loginFailures == 0 {
+		s.loginFailures = 10
+	}
+	if s.loginWindow == 0 {
+		s.loginWindow = 15 * time.Minute
+	}
+	s.clients = &clientCache{store: o.Store, ttl: 30 * time.Second, now: s.now, entries: map[clientKey]clientEntry{}}
+	s.sessions = &Sessions{cache: o.Cache, now: s.now}
+	s.op = op.RegisterServer(&opServer{s: s}, op.Endpoints{
+		Token:         op.NewEndpoint(discovery.TokenPath),
+		Revocation:    op.NewEndpoint(discovery.RevocationPath),
+		Introspection: op.NewEndpoint(discovery.IntrospectionPath),
+	}, op.WithServerCORSOptions(nil))
+	return s, nil
+}
+
+// SetCodeLifetime changes how long authorization codes live (default
+// CodeLifetime). Call it before serving; tests shorten it to see expiry.
+func (s *Server) SetCodeLifetime(d time.Duration) { s.codeLifetime = d }
+
+// Sessions returns the browser-session store shared with the admin area.
+func (s *Server) Sessions() *Sessions { return s.sessions }
+
+// InvalidateClient drops a cached client (after a change broadcast);
+// clientID "" drops every client of the site.
+func (s *Server) InvalidateClient(site tenant.ID, clientID string) {
+	s.clients.invalidate(site, clientID)
+}
+
+// client finds a client of site: a row of the site (or a platform-wide
+// vendor client), else one the extra source resolves.
+func (s *Server) client(ctx context.Context, site *tenant.Site, clientID string) (*Client, error) {
+	if clientID == "" || len(clientID) > 2048 {
+		return nil, storage.ErrNotFound
+	}
+	c, err := s.clients.get(ctx, site, clientID)
+	if errors.Is(err, storage.ErrNotFound) && s.extra != nil {
+		return s.extra.Client(ctx, site, clientID)
+	}
+	if err == nil && c.SiteID == nil && site.Variant != tenant.VariantVendor {
+		// Vendor platforms are integrations of Variant A sites only.
+		return nil, storage.ErrNotFound
+	}
+	return c, err
+}
+
+// siteOf returns the request's site; the tenant middleware guarantees one.
+func siteOf(ctx context.Context) *tenant.Site {
+	s, _ := tenant.FromContext(ctx)
+	return s
+}
+
+// audit records a security event. A failure is logged, never shown: the
+// action it describes already happened.
+func (s *Server) audit(ctx context.Context, site tenant.ID, actor, action, target string, r *http.Request, details map[string]any) {
+	e := &storage.AuditEvent{SiteID: site, Actor: actor, Action: action, Target: target, Details: details, CreatedAt: s.now()}
+	if r != nil {
+		e.IP = clientIP(r)
+	}
+	if err := s.store.RecordAudit(ctx, e); err != nil {
+		s.logger.WarnContext(ctx, "audit event not recorded", "action", action, "err", err)
+	}
+}
+
+// clientIP is the peer address. Behind a load balancer the tenant
+// middleware's trusted-proxy rules apply to hosts, not to IPs; rate limits
+// per IP then see the proxy, which only makes them stricter.
+func clientIP(r *http.Request) string {
+	host := r.RemoteAddr
+	for i := len(host) - 1; i >= 0; i-- {
+		if host[i] == ':' {
+			host = host[:i]
+			break
+		}
+	}
+	if len(host) > 2 && host[0] == '[' {
+		host = host[1 : len(host)-1]
+	}
+	return host
+}
+
+// Revocation and Introspection serve POST /api/oauth/revoke and POST
+// /api/oauth/introspect through op (form parsing, client authentication,
+// RFC 6749 error bodies).
+func (s *Server) Revocation(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	s.op.ServeHTTP(w, r)
+}
+
+// Introspection serves POST /api/oauth/introspect. Callers must be
+// confidential clients; one without a secret gets 401 invalid_client (RFC
+// 6749 §5.2), which op alone would answer 400.
+func (s *Server) Introspection(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if err := r.ParseForm(); err != nil {
+		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the request body is not a valid form")
+		return
+	}
+	if r.PostForm.Get("client_secret") == "" {
+		writeOAuthError(w, http.StatusUnauthorized, "invalid_client", "introspection needs a confidential client authenticated with client_secret_post")
+		return
+	}
+	s.op.ServeHTTP(w, r)
+}

@@ -1,0 +1,303 @@
+package authserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/lectern/lectern/authserver/scope"
+	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
+)
+
+// validVerifier checks the code_verifier syntax (RFC 7636 §4.1): 43-128
+// characters of A-Z a-z 0-9 - . _ ~.
+func validVerifier(v string) bool {
+	if len(v) < 43 || len(v) > 128 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~') {
+			return false
+		}
+	}
+	return true
+}
+
+// Token is the token endpoint (POST /api/oauth/token). It refuses what op
+// should never see — other content types, repeated parameters, grant types
+// other than authorization_code and refresh_token (unsupported_grant_type:
+// no jwt-bearer, token-exchange, client_credentials, password, device or
+// ID-JAG) — applies the per-client rate limit, and hands the rest to op.
+func (s *Server) Token(w http.ResponseWriter, r *http.Request) {
+	site := siteOf(r.Context())
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/x-www-form-urlencoded" {
+		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the token endpoint takes an application/x-www-form-urlencoded body")
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the request body is not a valid form")
+		return
+	}
+	for k, vs := range r.PostForm {
+		if len(vs) > 1 && k != "resource" {
+			writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the "+k+" parameter is repeated")
+			return
+		}
+	}
+	switch gt := r.PostForm.Get("grant_type"); gt {
+	case "authorization_code", "refresh_token":
+	case "":
+		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "grant_type is required")
+		return
+	default:
+		writeOAuthError(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type "+strconv.Quote(gt)+" is not supported; use authorization_code or refresh_token")
+		return
+	}
+	if clientID := r.PostForm.Get("client_id"); clientID != "" {
+		ok, retry, err := s.cache.Allow(r.Context(), storage.CacheKey(site.ID, "rl:token", hashHex(clientID)), s.tokenRate)
+		if err != nil {
+			s.logger.ErrorContext(r.Context(), "rate limit unavailable", "err", err)
+			h.Set("Retry-After", "5")
+			writeOAuthError(w, http.StatusServiceUnavailable, codeTemporarilyUnavailable, "a backing service is unavailable; try again shortly")
+			return
+		}
+		if !ok {
+			h.Set("Retry-After", strconv.Itoa(max(1, int(retry.Seconds()+0.999))))
+			writeOAuthError(w, http.StatusTooManyRequests, codeTemporarilyUnavailable, "too many token requests for this client; slow down")
+			return
+		}
+	}
+	s.op.ServeHTTP(w, r)
+}
+
+// opServer adapts the Server to op's Server interface.
+type opServer struct {
+	op.UnimplementedServer
+	s *Server
+}
+
+var _ op.Server = (*opServer)(nil)
+
+// VerifyClient authenticates the client (RFC 6749 §2.3): public clients by
+// client_id alone ("none"), confidential ones with client_secret_post. Basic
+// authentication and assertions are not advertised and are refused.
+func (o *opServer) VerifyClient(ctx context.Context, r *op.Request[op.ClientCredentials]) (op.Client, error) {
+	site := siteOf(ctx)
+	cc := r.Data
+	if cc.ClientAssertion != "" || cc.ClientAssertionType != "" {
+		return nil, errInvalidClient("client assertions are not supported; use client_secret_post or none")
+	}
+	if _, _, ok := basicAuth(r.Header); ok {
+		return nil, errInvalidClient("HTTP Basic client authentication is not supported; send client_id (and client_secret) in the form body")
+	}
+	c, err := o.s.client(ctx, site, cc.ClientID)
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, errInvalidClient("unknown client")
+		}
+		var ce *ClientError
+		if errors.As(err, &ce) {
+			return nil, errInvalidClient(ce.Description)
+		}
+		return nil, errUnavailable()
+	}
+	if c.Public() {
+		if cc.ClientSecret != "" {
+			return nil, errInvalidClient("this is a public client; it has no client_secret")
+		}
+		return c, nil
+	}
+	if cc.ClientSecret == "" {
+		return nil, errInvalidClient("client_secret is required for this confidential client (client_secret_post)")
+	}
+	if !c.checkSecret(cc.ClientSecret) {
+		return nil, errInvalidClient("client authentication failed")
+	}
+	return c, nil
+}
+
+func basicAuth(h http.Header) (string, string, bool) {
+	r := http.Request{Header: h}
+	return r.BasicAuth()
+}
+
+// CodeExchange implements the authorization_code grant (RFC 6749 §4.1.3,
+// RFC 7636 §4.6, RFC 8707 §2.2). A code is single use; a replayed code
+// revokes the grant its first use created (DESIGN §4).
+func (o *opServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.AccessTokenRequest]) (*op.Response, error) {
+	s, site, client := o.s, siteOf(ctx), r.Client.(*Client)
+	req := r.Data
+	if len(req.Code) != 43 {
+		return nil, oauthErr("invalid_grant", "the authorization code is invalid or expired")
+	}
+	grantID := grantIDForCode(req.Code)
+	rec, err := s.redeemCode(ctx, site.ID, req.Code)
+	switch {
+	case errors.Is(err, errCodeUnknown):
+		// Unknown, expired, or used before: if it created a grant, this
+		// is a replay and that grant is revoked.
+		err := s.verifier.RevokeGrant(ctx, site.ID, grantID, s.now())
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+			return nil, oauthErr("invalid_grant", "the authorization code is invalid or expired")
+		case err != nil:
+			s.logger.ErrorContext(ctx, "revoking a replayed code's grant failed", "grant", grantID, "err", err)
+			return nil, errUnavailable()
+		}
+		s.audit(ctx, site.ID, client.ClientID, "grant.revoked", grantID, nil, map[string]any{"reason": "authorization code replayed"})
+		return nil, oauthErr("invalid_grant", "the authorization code was already used; the tokens issued for it have been revoked")
+	case err != nil:
+		return nil, errUnavailable()
+	}
+	if rec.ClientID != client.ClientID {
+		return nil, oauthErr("invalid_grant", "the authorization code was issued to another client")
+	}
+	if req.RedirectURI != rec.RedirectURI {
+		return nil, oauthErr("invalid_grant", "redirect_uri does not match the one of the authorization request")
+	}
+	if !validVerifier(req.CodeVerifier) {
+		return nil, oauthErr("invalid_grant", "code_verifier is missing or malformed (RFC 7636: 43-128 characters of A-Z a-z 0-9 - . _ ~)")
+	}
+	sum := sha256.Sum256([]byte(req.CodeVerifier))
+	if subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(rec.Challenge)) != 1 {
+		return nil, oauthErr("invalid_grant", "PKCE verification failed: code_verifier does not match code_challenge")
+	}
+	if err := checkTokenResource(site, client, r.Form["resource"], rec.Resource); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	refresh := randomToken()
+	g := &storage.Grant{
+		ID: grantID, SiteID: site.ID, ClientID: client.ClientID, UserID: rec.UserID, Scopes: rec.Scopes,
+		Resource: rec.Resource, AuthTime: timeUnix(rec.AuthTime), CreatedAt: now, ExpiresAt: now.Add(GrantLifetime), LastUsedAt: now,
+	}
+	rt := &storage.RefreshToken{TokenHash: hashToken(refresh), CreatedAt: now, ExpiresAt: now.Add(RefreshTokenLifetime)}
+	created := &storage.AuditEvent{SiteID: site.ID, Actor: rec.UserID, Action: "grant.created", Target: client.ClientID,
+		Details: map[string]any{"grant": g.ID, "scopes": rec.Scopes}, CreatedAt: now}
+	if err := s.store.CreateGrant(ctx, g, rt, created); err != nil {
+		s.logger.ErrorContext(ctx, "create grant", "err", err)
+		if errors.Is(err, storage.ErrConflict) { // the same code raced itself
+			return nil, oauthErr("invalid_grant", "the authorization code was already used")
+		}
+		return nil, errUnavailable()
+	}
+	var idt *idTokenClaims
+	if site.IDTokens && slices.Contains(rec.Scopes, scope.OpenID) {
+		idt = &idTokenClaims{
+			Issuer: site.Issuer(), Audience: client.ClientID, IssuedAt: now.Unix(), Expiry: now.Add(IDTokenLifetime).Unix(),
+			Nonce: rec.Nonce, AuthTime: rec.AuthTime, UserClaims: userClaims(site, &rec.Profile, rec.Scopes),
+		}
+	}
+	resp, err := s.tokens(ctx, site, grantView{g.ID, g.ClientID, g.UserID, g.Resource, rec.AuthTime}, rec.Scopes, idt, now)
+	if err != nil {
+		return nil, err
+	}
+	resp.RefreshToken = refresh
+	return op.NewResponse(resp), nil
+}
+
+// checkTokenResource applies RFC 8707 at the token endpoint: member tokens
+// must repeat the resource of the authorization request; others may.
+func checkTokenResource(site *tenant.Site, client *Client, given []string, authorized string) error {
+	switch {
+	case len(given) > 1:
+		return oauthErr(codeInvalidTarget, "more than one resource was requested; this server has one resource, "+site.Resource())
+	case len(given) == 0 && client.Audience == storage.AudienceMember:
+		return oauthErr(codeInvalidTarget, "resource is required for member clients and must repeat the authorization request's value, "+site.Resource())
+	case len(given) == 1 && canonicalResource(given[0]) != authorized:
+		return oauthErr(codeInvalidTarget, "resource must repeat the authorization request's value, "+authorized)
+	}
+	return nil
+}
+
+// RefreshToken implements the refresh_token grant (RFC 6749 §6) with
+// rotation: every use returns a new refresh token, and presenting a rotated
+// one revokes the whole grant (DESIGN §4). Refresh responses carry no
+// id_token.
+func (o *opServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.RefreshTokenRequest]) (*op.Response, error) {
+	s, site, client := o.s, siteOf(ctx), r.Client.(*Client)
+	old := r.Data.RefreshToken
+	if len(old) > 512 {
+		return nil, oauthErr("invalid_grant", "the refresh token is invalid")
+	}
+	requested := []string(r.Data.Scopes)
+	resources := r.Form["resource"]
+	if len(requested) > 0 || len(resources) > 0 {
+		// Check narrowing before rotating: a refused request must not burn
+		// the token (its next use would look like a replay).
+		_, g, err := s.store.RefreshTokenByHash(ctx, site.ID, hashToken(old))
+		if err == nil {
+			if err := checkRefreshNarrowing(site, g, requested, resources); err != nil {
+				return nil, err
+			}
+		}
+	}
+	now := s.now()
+	next := randomToken()
+	g, err := s.store.RotateRefreshToken(ctx, site.ID, hashToken(old),
+		&storage.RefreshToken{TokenHash: hashToken(next), CreatedAt: now, ExpiresAt: now.Add(RefreshTokenLifetime)}, now)
+	switch {
+	case errors.Is(err, storage.ErrRefreshReused):
+		if err := s.verifier.MarkGrantRevoked(ctx, site.ID, g.ID); err != nil {
+			s.logger.ErrorContext(ctx, "revocation copy not written", "grant", g.ID, "err", err)
+		}
+		s.audit(ctx, site.ID, client.ClientID, "grant.revoked", g.ID, nil, map[string]any{"reason": "refresh token reused"})
+		return nil, oauthErr("invalid_grant", "the refresh token was already used; the grant has been revoked")
+	case errors.Is(err, storage.ErrNotFound):
+		return nil, oauthErr("invalid_grant", "the refresh token is invalid, expired or revoked")
+	case err != nil:
+		s.logger.ErrorContext(ctx, "rotate refresh token", "err", err)
+		return nil, errUnavailable()
+	}
+	if g.ClientID != client.ClientID {
+		// Another client's token: treat it as stolen and revoke the grant.
+		_ = s.verifier.RevokeGrant(ctx, site.ID, g.ID, now)
+		s.audit(ctx, site.ID, client.ClientID, "grant.revoked", g.ID, nil, map[string]any{"reason": "refresh token presented by another client"})
+		return nil, oauthErr("invalid_grant", "the refresh token was issued to another client")
+	}
+	scopes := g.Scopes
+	if len(requested) > 0 {
+		scopes = requested
+	}
+	resp, err := s.tokens(ctx, site, grantView{g.ID, g.ClientID, g.UserID, g.Resource, g.AuthTime.Unix()}, scopes, nil, now)
+	if err != nil {
+		return nil, err
+	}
+	resp.RefreshToken = next
+	return op.NewResponse(resp), nil
+}
+
+func checkRefreshNarrowing(site *tenant.Site, g *storage.Grant, requested, resources []string) error {
+	for _, sc := range requested {
+		if !slices.Contains(g.Scopes, sc) {
+			return oauthErr("invalid_scope", sc+" was not granted; a refresh may only narrow the scopes")
+		}
+	}
+	switch {
+	case len(resources) > 1:
+		return oauthErr(codeInvalidTarget, "more than one resource was requested")
+	case len(resources) == 1 && canonicalResource(resources[0]) != g.Resource:
+		return oauthErr(codeInvalidTarget, "resource must be the grant's resource, "+g.Resource)
+	}
+	_ = site
+	return nil
+}
+
+// writeOAuthError writes an RFC 6749 §5.2 error.
+func writeOAuthError(w http.ResponseWriter, status int, code, desc string) {
+	tenant.WriteError(w, status, code, desc)
+}

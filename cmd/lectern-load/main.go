@@ -1,0 +1,365 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lectern/lectern/authserver/scope"
+	"github.com/lectern/lectern/internal/demo"
+	"github.com/lectern/lectern/internal/oauthtest"
+	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/storage/sqlstore"
+)
+
+type config struct {
+	target      string // listener address, 127.0.0.1:PORT
+	origin      string // site origin, e.g. http://localhost:PORT
+	databaseURL string
+	clients     int
+	duration    time.Duration
+	concurrency []int
+	scenarios   []string
+}
+
+func main() {
+	var cfg config
+	var conc, scen string
+	flag.StringVar(&cfg.target, "target", "127.0.0.1:8080", "the server's listener (loopback only)")
+	flag.StringVar(&cfg.origin, "origin", "", "the site origin (default http://localhost:<target port>: Demo Academy)")
+	flag.StringVar(&cfg.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "database of the server, to create bench clients")
+	flag.IntVar(&cfg.clients, "clients", 256, "bench clients (the token endpoint allows 30 requests/s per client)")
+	flag.DurationVar(&cfg.duration, "duration", 10*time.Second, "measured time per scenario and concurrency (at most 60s)")
+	flag.StringVar(&conc, "concurrency", "16,64", "comma-separated concurrency levels")
+	flag.StringVar(&scen, "scenarios", "flow,refresh,userinfo", "comma-separated scenarios")
+	flag.Parse()
+	host, port, err := net.SplitHostPort(cfg.target)
+	if err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
+		fatal("--target must be a loopback host:port")
+	}
+	if cfg.origin == "" {
+		cfg.origin = "http://localhost:" + port
+	}
+	cfg.duration = min(cfg.duration, time.Minute)
+	for _, c := range strings.Split(conc, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(c))
+		if err != nil || n < 1 || n > 512 {
+			fatal("bad --concurrency")
+		}
+		cfg.concurrency = append(cfg.concurrency, n)
+	}
+	cfg.scenarios = strings.Split(scen, ",")
+	if err := run(context.Background(), cfg); err != nil {
+		fatal(err.Error())
+	}
+}
+
+func fatal(msg string) {
+	fmt.Fprintln(os.Stderr, "lectern-load:", msg)
+	os.Exit(1)
+}
+
+const redirectURI = "http://127.0.0.1:53682/callback"
+
+// bench is the prepared state: clients with consent, sessions, tokens.
+type bench struct {
+	cfg      config
+	http     *http.Client
+	clients  []string
+	sessions []*http.Cookie
+}
+
+func run(ctx context.Context, cfg config) error {
+	b := &bench{cfg: cfg}
+	d := &net.Dialer{Timeout: 5 * time.Second}
+	b.http = &http.Client{
+		Timeout: 30 * time.Second,
+		Transport: &http.Transport{
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return d.DialContext(ctx, network, cfg.target)
+			},
+			MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	if err := b.setup(ctx); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	fmt.Printf("| scenario | concurrency | ops | ops/s | p50 | p99 | errors |\n|---|---|---|---|---|---|---|\n")
+	for _, sc := range cfg.scenarios {
+		for _, c := range cfg.concurrency {
+			r, err := b.measure(ctx, strings.TrimSpace(sc), c)
+			if err != nil {
+				return fmt.Errorf("%s at %d: %w", sc, c, err)
+			}
+			fmt.Printf("| %s | %d | %d | %.0f | %s | %s | %d |\n", sc, c, r.ops, r.rate, fmtDur(r.p50), fmtDur(r.p99), r.errors)
+		}
+	}
+	return nil
+}
+
+// setup creates the bench clients (member, public, loopback) and one signed-in
+// session per worker, and approves consent for every client once.
+func (b *bench) setup(ctx context.Context) error {
+	store, err := sqlstore.Open(ctx, b.cfg.databaseURL, nil)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	site, err := store.SiteBySlug(ctx, demo.AcademySlug)
+	if err != nil {
+		return fmt.Errorf("demo site: %w (seed it with lectern seed demo)", err)
+	}
+	for i := range b.cfg.clients {
+		id := "bench-client-" + strconv.Itoa(i)
+		c := &storage.Client{SiteID: &site.ID, ClientID: id, Name: "Bench " + strconv.Itoa(i), Audience: storage.AudienceMember,
+			Type: storage.ClientPublic, ApplicationType: "native", RedirectURIs: []string{redirectURI}, Scopes: scope.MemberDefault(),
+			Source: storage.SourceAdmin, Reviewed: true, CreatedBy: "lectern-load"}
+		if err := store.CreateClient(ctx, c); err != nil && !errors.Is(err, storage.ErrConflict) {
+			return err
+		}
+		b.clients = append(b.clients, id)
+	}
+	workers := slices.Max(b.cfg.concurrency)
+	first := oauthtest.NewBrowser(b.cfg.target)
+	for i := range workers {
+		br := first
+		if i > 0 {
+			br = oauthtest.NewBrowser(b.cfg.target)
+		}
+		page, err := br.Get(b.cfg.origin + "/login")
+		if err != nil {
+			return err
+		}
+		f, err := oauthtest.ParseForm(page.Body, "login-form")
+		if err != nil {
+			return err
+		}
+		f.Values.Set("email", demo.StudentEmail)
+		f.Values.Set("password", demo.StudentPassword)
+		if _, err := br.PostForm(b.cfg.origin+"/login", f.Values); err != nil {
+			return err
+		}
+		u, _ := url.Parse(b.cfg.origin)
+		var sess *http.Cookie
+		for _, c := range br.Client.Jar.Cookies(u) {
+			if strings.HasPrefix(c.Name, "lectern_session") {
+				sess = c
+			}
+		}
+		if sess == nil {
+			return errors.New("sign-in did not create a session")
+		}
+		b.sessions = append(b.sessions, sess)
+	}
+	// Consent once per client (remembered afterwards).
+	for _, c := range b.clients {
+		v := verifier()
+		out, err := first.Authorize(b.authURL(c, v), oauthtest.Options{Email: demo.StudentEmail, Password: demo.StudentPassword})
+		if err != nil {
+			return err
+		}
+		if _, err := out.Code(); err != nil {
+			return fmt.Errorf("consent for %s: %w", c, err)
+		}
+	}
+	return nil
+}
+
+func verifier() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (b *bench) authURL(clientID, verifier string) string {
+	sum := sha256.Sum256([]byte(verifier))
+	q := url.Values{
+		"response_type": {"code"}, "client_id": {clientID}, "redirect_uri": {redirectURI},
+		"scope": {"openid profile email account:read"}, "state": {"s" + verifier[:8]}, "nonce": {"n" + verifier[:8]},
+		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"},
+		"resource": {b.cfg.origin},
+	}
+	return b.cfg.origin + "/oauth/authorize?" + q.Encode()
+}
+
+type tokens struct {
+	AccessToken  string `json:"access_token"`
+	RefreshToken string `json:"refresh_token"`
+	IDToken      string `json:"id_token"`
+}
+
+// flow runs authorize (with the worker's session) and the code exchange.
+func (b *bench) flow(worker int, client string) (*tokens, error) {
+	v := verifier()
+	req, _ := http.NewRequest(http.MethodGet, b.authURL(client, v), nil)
+	req.AddCookie(b.sessions[worker])
+	resp, err := b.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound {
+		return nil, fmt.Errorf("authorize: %d", resp.StatusCode)
+	}
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || loc.Query().Get("code") == "" {
+		return nil, fmt.Errorf("authorize redirect %q", resp.Header.Get("Location"))
+	}
+	t, err := b.token(url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")}, "redirect_uri": {redirectURI},
+		"client_id": {client}, "code_verifier": {v}, "resource": {b.cfg.origin}})
+	if err == nil && t.IDToken == "" {
+		err = errors.New("no id_token")
+	}
+	return t, err
+}
+
+func (b *bench) token(form url.Values) (*tokens, error) {
+	resp, err := b.http.PostForm(b.cfg.origin+"/api/oauth/token", form)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("token: %d %s", resp.StatusCode, body)
+	}
+	var t tokens
+	if err := json.Unmarshal(body, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+type result struct {
+	ops, errors int64
+	rate        float64
+	p50, p99    time.Duration
+}
+
+// measure runs scenario sc with c workers for the configured duration.
+func (b *bench) measure(ctx context.Context, sc string, c int) (*result, error) {
+	// Per-worker state: refresh chains and access tokens from real flows.
+	type state struct {
+		refresh []string // one chain per client the worker owns
+		clients []string
+		access  string
+	}
+	states := make([]*state, c)
+	perWorker := (len(b.clients) + c - 1) / c
+	for w := range c {
+		st := &state{}
+		for k := 0; k < perWorker && (sc == "refresh" || k == 0); k++ {
+			idx := (w + k*c) % len(b.clients)
+			t, err := b.flow(w, b.clients[idx])
+			if err != nil {
+				return nil, fmt.Errorf("preparing tokens: %w", err)
+			}
+			st.refresh = append(st.refresh, t.RefreshToken)
+			st.clients = append(st.clients, b.clients[idx])
+			st.access = t.AccessToken
+		}
+		states[w] = st
+	}
+	op := func(w, n int) error {
+		st := states[w]
+		switch sc {
+		case "flow":
+			// Spread the workers over every client: the token endpoint
+			// limits each client to 30 requests/s.
+			_, err := b.flow(w, b.clients[(w+n*c)%len(b.clients)])
+			return err
+		case "refresh":
+			k := n % len(st.refresh)
+			t, err := b.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {st.refresh[k]}, "client_id": {st.clients[k]}})
+			if err != nil {
+				return err
+			}
+			st.refresh[k] = t.RefreshToken
+			return nil
+		case "userinfo":
+			req, _ := http.NewRequest(http.MethodGet, b.cfg.origin+"/api/oauth/userinfo", nil)
+			req.Header.Set("Authorization", "Bearer "+st.access)
+			resp, err := b.http.Do(req)
+			if err != nil {
+				return err
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				return fmt.Errorf("userinfo %d", resp.StatusCode)
+			}
+			return nil
+		}
+		return fmt.Errorf("unknown scenario %q", sc)
+	}
+	// Warm-up, then the measured window.
+	warm, cancel := context.WithTimeout(ctx, time.Second)
+	b.drive(warm, c, op, nil)
+	cancel()
+	lat := make([][]time.Duration, c)
+	var errs atomic.Int64
+	mctx, cancel := context.WithTimeout(ctx, b.cfg.duration)
+	defer cancel()
+	fmt.Fprintf(os.Stderr, "measuring %s at concurrency %d for %s\n", sc, c, b.cfg.duration)
+	start := time.Now()
+	b.drive(mctx, c, op, func(w int, d time.Duration, err error) {
+		if err != nil {
+			if errs.Add(1) <= 3 {
+				fmt.Fprintln(os.Stderr, "error:", err)
+			}
+			return
+		}
+		lat[w] = append(lat[w], d)
+	})
+	elapsed := time.Since(start)
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	if len(all) == 0 {
+		return nil, errors.New("no successful operation")
+	}
+	slices.Sort(all)
+	return &result{ops: int64(len(all)), errors: errs.Load(), rate: float64(len(all)) / elapsed.Seconds(),
+		p50: all[len(all)/2], p99: all[len(all)*99/100]}, nil
+}
+
+func (b *bench) drive(ctx context.Context, c int, op func(w, n int) error, record func(int, time.Duration, error)) {
+	var wg sync.WaitGroup
+	for w := range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ctx.Err() == nil; n++ {
+				t0 := time.Now()
+				err := op(w, n)
+				if record != nil && ctx.Err() == nil {
+					record(w, time.Since(t0), err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func fmtDur(d time.Duration) string {
+	return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
+}

@@ -1,0 +1,55 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// gormLogger logs failed and slow statements and nothing else. Unlike
+// gorm's own loggers it builds the SQL text only for what it logs (they
+// format every statement), and it never logs parameter values: those
+// include token hashes.
+type gormLogger struct {
+	l    *slog.Logger
+	slow time.Duration
+}
+
+var (
+	_ logger.Interface  = gormLogger{}
+	_ gorm.ParamsFilter = gormLogger{}
+)
+
+func (g gormLogger) LogMode(logger.LogLevel) logger.Interface { return g }
+
+func (g gormLogger) Info(ctx context.Context, msg string, args ...any) {}
+
+func (g gormLogger) Warn(ctx context.Context, msg string, args ...any) {
+	g.l.WarnContext(ctx, "gorm: "+msg, "args", args)
+}
+
+func (g gormLogger) Error(ctx context.Context, msg string, args ...any) {
+	g.l.ErrorContext(ctx, "gorm: "+msg, "args", args)
+}
+
+// Trace implements logger.Interface.
+func (g gormLogger) Trace(ctx context.Context, begin time.Time, fc func() (string, int64), err error) {
+	elapsed := time.Since(begin)
+	switch {
+	case err != nil && !errors.Is(err, gorm.ErrRecordNotFound) && !errors.Is(err, context.Canceled):
+		sql, _ := fc()
+		g.l.ErrorContext(ctx, "sql failed", "sql", sql, "duration", elapsed, "err", err)
+	case elapsed > g.slow:
+		sql, rows := fc()
+		g.l.WarnContext(ctx, "slow sql", "sql", sql, "duration", elapsed, "rows", rows)
+	}
+}
+
+// ParamsFilter keeps values out of the SQL text given to Trace.
+func (g gormLogger) ParamsFilter(ctx context.Context, sql string, params ...any) (string, []any) {
+	return sql, nil
+}
