@@ -154,7 +154,11 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 		ClientID: client.ClientID, RedirectURI: redirectURI, Scopes: scopes, State: state, Nonce: nonce,
 		Challenge: challenge, Resource: site.Resource(), Prompt: prompt,
 	}
-	sess, err := s.sessions.Get(r, site)
+	// One cache round trip: the session, and the user's profile and consent
+	// for this client.
+	sess, cached, err := s.sessions.GetWith(r, site, func(userID string) []string {
+		return []string{storage.ProfileKey(site.ID, userID), consentKey(site.ID, userID, client.ClientID)}
+	})
 	if err != nil {
 		s.unavailablePage(w, r, site, err)
 		return
@@ -172,7 +176,7 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/login?auth_request="+ar.ID, http.StatusFound)
 		return
 	}
-	s.proceed(w, r, site, client, ar, sess)
+	s.proceed(w, r, site, client, ar, sess, cached)
 }
 
 // checkScopes returns why scopes cannot be requested by client, or "".
@@ -217,9 +221,11 @@ func quoteScope(s string) string {
 
 // proceed continues an authorization for a signed-in person: role checks,
 // then remembered consent or the consent page, then the code.
-func (s *Server) proceed(w http.ResponseWriter, r *http.Request, site *tenant.Site, client *Client, ar *authRequest, sess *Session) {
+// cached are the profile and consent values already read with the session
+// (nil entries when not).
+func (s *Server) proceed(w http.ResponseWriter, r *http.Request, site *tenant.Site, client *Client, ar *authRequest, sess *Session, cached [][]byte) {
 	ctx := r.Context()
-	p, remembered, err := s.userAndConsent(ctx, site.ID, sess.UserID, client.ClientID)
+	p, remembered, err := s.userAndConsent(ctx, site.ID, sess.UserID, client.ClientID, cached)
 	if err != nil {
 		if errors.Is(err, storage.ErrNotFound) { // the user was deleted
 			_ = s.sessions.Destroy(w, r, site)

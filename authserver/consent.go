@@ -124,19 +124,22 @@ func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, site *ten
 }
 
 // userAndConsent returns the user's profile at site and the scopes they
-// approved for the client (remembered consent, DESIGN §3), from the cache in
-// one round trip when both are there.
-func (s *Server) userAndConsent(ctx context.Context, site tenant.ID, userID, clientID string) (*Profile, []string, error) {
-	pKey, cKey := storage.ProfileKey(site, userID), consentKey(site, userID, clientID)
-	vals, err := s.cache.GetMulti(ctx, pKey, cKey)
-	if err != nil {
-		return nil, nil, err
+// approved for the client (remembered consent, DESIGN §3): from cached (the
+// values read with the session) or the cache, else from the database.
+func (s *Server) userAndConsent(ctx context.Context, site tenant.ID, userID, clientID string, cached [][]byte) (*Profile, []string, error) {
+	cKey := consentKey(site, userID, clientID)
+	vals := cached
+	var err error
+	if len(vals) != 2 {
+		if vals, err = s.cache.GetMulti(ctx, storage.ProfileKey(site, userID), cKey); err != nil {
+			return nil, nil, err
+		}
 	}
 	var p *Profile
 	if vals[0] != nil {
-		var cached Profile
-		if json.Unmarshal(vals[0], &cached) == nil && cached.UserID == userID {
-			p = &cached
+		var fromCache Profile
+		if json.Unmarshal(vals[0], &fromCache) == nil && fromCache.UserID == userID {
+			p = &fromCache
 		}
 	}
 	if p == nil {

@@ -149,7 +149,7 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 		s.errorPage(w, r, site, http.StatusBadRequest, "invalid_client", "The application is no longer registered.", "")
 		return
 	}
-	s.proceed(w, r, site, client, ar, sess)
+	s.proceed(w, r, site, client, ar, sess, nil)
 }
 
 // dummyHash is verified when an e-mail address has no account.

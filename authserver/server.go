@@ -68,6 +68,7 @@ type Server struct {
 
 	clients  *clientCache
 	sessions *Sessions
+	tokenRL  *leasedLimiter
 	op       http.Handler
 }
 
@@ -94,6 +95,7 @@ func New(o Options) (*Server, error) {
 	if s.loginWindow == 0 {
 		s.loginWindow = 15 * time.Minute
 	}
+	s.tokenRL = newLeasedLimiter(o.Cache, s.tokenRate, 5, s.now)
 	s.clients = &clientCache{store: o.Store, ttl: 30 * time.Second, now: s.now, entries: map[clientKey]clientEntry{}}
 	s.sessions = &Sessions{cache: o.Cache, now: s.now}
 	s.op = op.RegisterServer(&opServer{s: s}, op.Endpoints{

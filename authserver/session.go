@@ -7,9 +7,9 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lectern/lectern/storage"
@@ -64,32 +64,50 @@ func sessionKey(site tenant.ID, id string) string {
 // Get returns the request's session at site, or nil without one. A storage
 // error is returned as such (the caller answers 503, not "signed out").
 func (ss *Sessions) Get(r *http.Request, site *tenant.Site) (*Session, error) {
+	s, _, err := ss.GetWith(r, site, nil)
+	return s, err
+}
+
+// GetWith is Get that also fetches, in the same cache round trip, the keys
+// more(userID) names: the cookie says whose session it claims to be (the
+// random part authenticates it; the stored session must name the same
+// user), so per-user data can be read alongside. The values are nil when
+// there is no session.
+func (ss *Sessions) GetWith(r *http.Request, site *tenant.Site, more func(userID string) []string) (*Session, [][]byte, error) {
 	c, err := r.Cookie(cookieName(site, "lectern_session"))
-	if err != nil || len(c.Value) != 43 {
-		return nil, nil
-	}
-	raw, err := ss.cache.Get(r.Context(), sessionKey(site.ID, c.Value))
-	if errors.Is(err, storage.ErrCacheMiss) {
-		return nil, nil
-	}
 	if err != nil {
-		return nil, err
+		return nil, nil, nil
+	}
+	id, userID, ok := strings.Cut(c.Value, ".")
+	if !ok || len(id) != 43 || userID == "" || len(userID) > 64 {
+		return nil, nil, nil
+	}
+	keys := []string{sessionKey(site.ID, id)}
+	if more != nil {
+		keys = append(keys, more(userID)...)
+	}
+	vals, err := ss.cache.GetMulti(r.Context(), keys...)
+	if err != nil {
+		return nil, nil, err
+	}
+	if vals[0] == nil {
+		return nil, nil, nil
 	}
 	var s Session
-	if err := json.Unmarshal(raw, &s); err != nil || s.SiteID != site.ID {
-		return nil, nil
+	if err := json.Unmarshal(vals[0], &s); err != nil || s.SiteID != site.ID || s.UserID != userID {
+		return nil, nil, nil
 	}
 	now := ss.now()
 	if now.Sub(s.Created) > SessionAbsolute {
-		_ = ss.cache.Delete(r.Context(), sessionKey(site.ID, c.Value))
-		return nil, nil
+		_ = ss.cache.Delete(r.Context(), sessionKey(site.ID, id))
+		return nil, nil, nil
 	}
-	s.id = c.Value
+	s.id = id
 	if now.Sub(s.Touched) > sessionTouch {
 		s.Touched = now
 		_ = ss.save(r.Context(), &s) // best effort: the session is valid either way
 	}
-	return &s, nil
+	return &s, vals[1:], nil
 }
 
 // Create starts a session for user and sets its cookie.
@@ -100,7 +118,7 @@ func (ss *Sessions) Create(w http.ResponseWriter, r *http.Request, site *tenant.
 		return nil, err
 	}
 	http.SetCookie(w, &http.Cookie{
-		Name: cookieName(site, "lectern_session"), Value: s.id, Path: "/",
+		Name: cookieName(site, "lectern_session"), Value: s.id + "." + userID, Path: "/",
 		HttpOnly: true, Secure: site.Secure(), SameSite: http.SameSiteLaxMode,
 	})
 	return s, nil
@@ -114,7 +132,8 @@ func (ss *Sessions) Destroy(w http.ResponseWriter, r *http.Request, site *tenant
 	if err != nil {
 		return nil
 	}
-	return ss.cache.Delete(r.Context(), sessionKey(site.ID, c.Value))
+	id, _, _ := strings.Cut(c.Value, ".")
+	return ss.cache.Delete(r.Context(), sessionKey(site.ID, id))
 }
 
 func (ss *Sessions) save(ctx context.Context, s *Session) error {

@@ -68,7 +68,7 @@ func (s *Server) Token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if clientID := r.PostForm.Get("client_id"); clientID != "" {
-		ok, retry, err := s.cache.Allow(r.Context(), storage.CacheKey(site.ID, "rl:token", hashHex(clientID)), s.tokenRate)
+		ok, retry, err := s.tokenRL.Allow(r.Context(), storage.CacheKey(site.ID, "rl:token", hashHex(clientID)))
 		if err != nil {
 			s.logger.ErrorContext(r.Context(), "rate limit unavailable", "err", err)
 			h.Set("Retry-After", "5")

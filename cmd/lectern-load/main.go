@@ -9,11 +9,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,7 +48,16 @@ func main() {
 	flag.DurationVar(&cfg.duration, "duration", 10*time.Second, "measured time per scenario and concurrency (at most 60s)")
 	flag.StringVar(&conc, "concurrency", "16,64", "comma-separated concurrency levels")
 	flag.StringVar(&scen, "scenarios", "flow,refresh,userinfo", "comma-separated scenarios")
+	cpuProfile := flag.String("cpuprofile", "", "write the load generator's own CPU profile here")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fatal(err.Error())
+		}
+		_ = pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	host, port, err := net.SplitHostPort(cfg.target)
 	if err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
 		fatal("--target must be a loopback host:port")
@@ -66,6 +75,7 @@ func main() {
 	}
 	cfg.scenarios = strings.Split(scen, ",")
 	if err := run(context.Background(), cfg); err != nil {
+		pprof.StopCPUProfile()
 		fatal(err.Error())
 	}
 }
@@ -80,13 +90,20 @@ const redirectURI = "http://127.0.0.1:53682/callback"
 // bench is the prepared state: clients with consent, sessions, tokens.
 type bench struct {
 	cfg      config
-	http     *http.Client
+	http     *http.Client // setup and token preparation
+	host     string       // the site's Host header
 	clients  []string
 	sessions []*http.Cookie
+	conns    []*conn // one keep-alive connection per measured worker
 }
 
 func run(ctx context.Context, cfg config) error {
 	b := &bench{cfg: cfg}
+	u, err := url.Parse(cfg.origin)
+	if err != nil {
+		return err
+	}
+	b.host = u.Host
 	d := &net.Dialer{Timeout: 5 * time.Second}
 	b.http = &http.Client{
 		Timeout: 30 * time.Second,
@@ -205,25 +222,25 @@ type tokens struct {
 	IDToken      string `json:"id_token"`
 }
 
-// flow runs authorize (with the worker's session) and the code exchange.
+// flow runs authorize (with the worker's session) and the code exchange,
+// over the worker's own connection.
 func (b *bench) flow(worker int, client string) (*tokens, error) {
+	c := b.conns[worker]
 	v := verifier()
-	req, _ := http.NewRequest(http.MethodGet, b.authURL(client, v), nil)
-	req.AddCookie(b.sessions[worker])
-	resp, err := b.http.Do(req)
+	authURL := b.authURL(client, v)
+	path := authURL[len(b.cfg.origin):]
+	resp, err := c.do("GET", b.host, path, []string{"Cookie: " + b.sessions[worker].Name + "=" + b.sessions[worker].Value}, nil)
 	if err != nil {
 		return nil, err
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusFound {
-		return nil, fmt.Errorf("authorize: %d", resp.StatusCode)
+	if resp.status != http.StatusFound {
+		return nil, fmt.Errorf("authorize: %d", resp.status)
 	}
-	loc, err := url.Parse(resp.Header.Get("Location"))
+	loc, err := url.Parse(string(resp.location))
 	if err != nil || loc.Query().Get("code") == "" {
-		return nil, fmt.Errorf("authorize redirect %q", resp.Header.Get("Location"))
+		return nil, fmt.Errorf("authorize redirect %q", resp.location)
 	}
-	t, err := b.token(url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")}, "redirect_uri": {redirectURI},
+	t, err := b.tokenOn(c, url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")}, "redirect_uri": {redirectURI},
 		"client_id": {client}, "code_verifier": {v}, "resource": {b.cfg.origin}})
 	if err == nil && t.IDToken == "" {
 		err = errors.New("no id_token")
@@ -231,18 +248,19 @@ func (b *bench) flow(worker int, client string) (*tokens, error) {
 	return t, err
 }
 
-func (b *bench) token(form url.Values) (*tokens, error) {
-	resp, err := b.http.PostForm(b.cfg.origin+"/api/oauth/token", form)
+var formHeaders = []string{"Content-Type: application/x-www-form-urlencoded"}
+
+// tokenOn posts to the token endpoint over c.
+func (b *bench) tokenOn(c *conn, form url.Values) (*tokens, error) {
+	resp, err := c.do("POST", b.host, "/api/oauth/token", formHeaders, []byte(form.Encode()))
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("token: %d %s", resp.StatusCode, body)
+	if resp.status != http.StatusOK {
+		return nil, fmt.Errorf("token: %d %s", resp.status, resp.body)
 	}
 	var t tokens
-	if err := json.Unmarshal(body, &t); err != nil {
+	if err := json.Unmarshal(resp.body, &t); err != nil {
 		return nil, err
 	}
 	return &t, nil
@@ -261,6 +279,9 @@ func (b *bench) measure(ctx context.Context, sc string, c int) (*result, error) 
 		refresh []string // one chain per client the worker owns
 		clients []string
 		access  string
+	}
+	for len(b.conns) < c {
+		b.conns = append(b.conns, newConn(b.cfg.target))
 	}
 	states := make([]*state, c)
 	perWorker := (len(b.clients) + c - 1) / c
@@ -288,23 +309,19 @@ func (b *bench) measure(ctx context.Context, sc string, c int) (*result, error) 
 			return err
 		case "refresh":
 			k := n % len(st.refresh)
-			t, err := b.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {st.refresh[k]}, "client_id": {st.clients[k]}})
+			t, err := b.tokenOn(b.conns[w], url.Values{"grant_type": {"refresh_token"}, "refresh_token": {st.refresh[k]}, "client_id": {st.clients[k]}})
 			if err != nil {
 				return err
 			}
 			st.refresh[k] = t.RefreshToken
 			return nil
 		case "userinfo":
-			req, _ := http.NewRequest(http.MethodGet, b.cfg.origin+"/api/oauth/userinfo", nil)
-			req.Header.Set("Authorization", "Bearer "+st.access)
-			resp, err := b.http.Do(req)
+			resp, err := b.conns[w].do("GET", b.host, "/api/oauth/userinfo", []string{"Authorization: Bearer " + st.access}, nil)
 			if err != nil {
 				return err
 			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				return fmt.Errorf("userinfo %d", resp.StatusCode)
+			if resp.status != 200 {
+				return fmt.Errorf("userinfo %d", resp.status)
 			}
 			return nil
 		}

@@ -49,7 +49,7 @@ func openApp(ctx context.Context, cfg *config, logger *slog.Logger, o openOption
 		}
 	}()
 	var err error
-	a.store, err = sqlstore.Open(ctx, cfg.databaseURL(), &sqlstore.Options{Logger: logger})
+	a.store, err = sqlstore.Open(ctx, cfg.databaseURL(), &sqlstore.Options{Logger: logger, MaxOpenConns: cfg.DBMaxConns})
 	if err != nil {
 		return nil, err
 	}

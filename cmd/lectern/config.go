@@ -29,6 +29,7 @@ type config struct {
 	AccessLog      bool
 	SiteCacheTTL   time.Duration
 	DebugAddr      string
+	DBMaxConns     int
 	DemoSeed       bool
 }
 
@@ -66,6 +67,11 @@ func (c *config) register(fs *flag.FlagSet, getenv func(string) string) {
 		ttl = d
 	}
 	fs.DurationVar(&c.SiteCacheTTL, "site-cache-ttl", ttl, "how long a replica trusts its copy of a site without a change broadcast (env LECTERN_SITE_CACHE_TTL)")
+	conns := 32
+	if n, err := strconv.Atoi(getenv("LECTERN_DB_MAX_CONNS")); err == nil && n > 0 {
+		conns = n
+	}
+	fs.IntVar(&c.DBMaxConns, "db-max-conns", conns, "PostgreSQL connections per process; a few per core is best (env LECTERN_DB_MAX_CONNS)")
 	boolean(&c.AccessLog, "access-log", "LECTERN_ACCESS_LOG", true, "log every request")
 	boolean(&c.DemoSeed, "demo-seed", "LECTERN_DEMO_SEED", true, "seed the demo sites on the first embedded start")
 }

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/lectern/lectern/internal/demo"
@@ -37,6 +38,12 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	// zitadel/oidc's op logs through the default logger; give it ours.
 	slog.SetDefault(logger)
+	// The live heap is small (tens of MiB) and short-lived garbage is
+	// plentiful, so the default GOGC=100 runs the collector constantly; 400
+	// trades a little memory for CPU. GOGC and GOMEMLIMIT still override.
+	if env.getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	a, err := openApp(ctx, &cfg, logger, openOptions{requireCurrentSchema: true})
 	if err != nil {
 		return err

@@ -63,12 +63,14 @@ func (s *Store) createGrantPG(ctx context.Context, g *storage.Grant, rt *storage
 // matches "used_at IS NULL". It locks no grant row: a rotation racing a
 // revocation can only leave a token whose grant is revoked, which every
 // later use refuses — and with no grant lock there is no lock-order
-// deadlock with RevokeGrant.
+// deadlock with RevokeGrant. The grant check is a correlated scalar
+// subquery on purpose: PostgreSQL runs it as one primary-key lookup, where
+// an EXISTS may be planned as a scan of the site's grants.
 const rotateSQL = `
 WITH used AS (
   UPDATE refresh_tokens t SET used_at = $3
   WHERE t.site_id = $1 AND t.token_hash = $2 AND t.used_at IS NULL AND t.revoked_at IS NULL AND t.expires_at > $3
-    AND EXISTS (SELECT 1 FROM grants g WHERE g.id = t.grant_id AND g.site_id = $1 AND g.revoked_at IS NULL AND g.expires_at > $3)
+    AND (SELECT g.revoked_at IS NULL AND g.expires_at > $3 FROM grants g WHERE g.id = t.grant_id AND g.site_id = $1)
   RETURNING t.grant_id
 ), g AS (
   SELECT g.id, g.client_id, g.user_id, g.scopes, g.resource, g.auth_time, g.created_at, g.expires_at, g.last_used_at

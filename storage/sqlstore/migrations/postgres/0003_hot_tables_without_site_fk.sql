@@ -9,3 +9,7 @@ ALTER TABLE grants DROP CONSTRAINT IF EXISTS grants_site_id_fkey;
 ALTER TABLE refresh_tokens DROP CONSTRAINT IF EXISTS refresh_tokens_site_id_fkey;
 ALTER TABLE audit_events DROP CONSTRAINT IF EXISTS audit_events_site_id_fkey;
 ALTER TABLE revoked_tokens DROP CONSTRAINT IF EXISTS revoked_tokens_site_id_fkey;
+-- The same holds for refresh_tokens → grants: the check locks the grant
+-- row (KEY SHARE, a WAL record) on every rotation. Rotation already refuses
+-- a token whose grant is gone or revoked.
+ALTER TABLE refresh_tokens DROP CONSTRAINT IF EXISTS refresh_tokens_grant_id_fkey;
