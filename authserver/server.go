@@ -12,6 +12,7 @@ import (
 	"github.com/lectern/lectern/authserver/bearer"
 	"github.com/lectern/lectern/authserver/keys"
 	"github.com/lectern/lectern/discovery"
+	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 	"github.com/lectern/lectern/web/ui"
@@ -37,6 +38,8 @@ type Options struct {
 	Verifier *bearer.Verifier
 	UI       *ui.Renderer
 	Logger   *slog.Logger
+	// Platform creates clients (open registration).
+	Platform *platform.Platform
 	// Clients resolves client IDs that are not rows of the site (Client ID
 	// Metadata Documents). Optional.
 	Clients ClientSource
@@ -58,7 +61,9 @@ type Server struct {
 	verifier *bearer.Verifier
 	ui       *ui.Renderer
 	logger   *slog.Logger
+	platform *platform.Platform
 	extra    ClientSource
+	vendors  *vendorCache
 	now      func() time.Time
 
 	tokenRate     storage.Limit
@@ -74,11 +79,11 @@ type Server struct {
 
 // New returns a Server.
 func New(o Options) (*Server, error) {
-	if o.Store == nil || o.Cache == nil || o.Keys == nil || o.Verifier == nil || o.UI == nil || o.Logger == nil {
-		return nil, errors.New("authserver: Store, Cache, Keys, Verifier, UI and Logger are required")
+	if o.Store == nil || o.Cache == nil || o.Keys == nil || o.Verifier == nil || o.UI == nil || o.Logger == nil || o.Platform == nil {
+		return nil, errors.New("authserver: Store, Cache, Keys, Verifier, UI, Logger and Platform are required")
 	}
 	s := &Server{
-		store: o.Store, cache: o.Cache, keys: o.Keys, verifier: o.Verifier, ui: o.UI, logger: o.Logger,
+		store: o.Store, cache: o.Cache, keys: o.Keys, verifier: o.Verifier, ui: o.UI, logger: o.Logger, platform: o.Platform,
 		extra: o.Clients, now: o.Now,
 		tokenRate: o.TokenRate, loginFailures: o.LoginFailures, loginWindow: o.LoginWindow,
 	}
@@ -96,6 +101,7 @@ func New(o Options) (*Server, error) {
 		s.loginWindow = 15 * time.Minute
 	}
 	s.tokenRL = newLeasedLimiter(o.Cache, s.tokenRate, 5, s.now)
+	s.vendors = &vendorCache{store: o.Store, now: s.now}
 	s.clients = &clientCache{store: o.Store, ttl: 30 * time.Second, now: s.now, entries: map[clientKey]clientEntry{}}
 	s.sessions = &Sessions{cache: o.Cache, now: s.now}
 	s.op = op.RegisterServer(&opServer{s: s}, op.Endpoints{

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
@@ -194,6 +195,12 @@ func (o *opServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.Ac
 			return nil, oauthErr("invalid_grant", "the authorization code was already used")
 		}
 		return nil, errUnavailable()
+	}
+	if client.SiteID != nil && (client.LastUsedAt == nil || now.Sub(*client.LastUsedAt) > 24*time.Hour) {
+		// Used at last: not an abandoned registration (the purge spares it).
+		if err := s.store.TouchClient(ctx, site.ID, client.ClientID, now); err == nil {
+			s.clients.invalidate(site.ID, client.ClientID)
+		}
 	}
 	var idt *idTokenClaims
 	if site.IDTokens && slices.Contains(rec.Scopes, scope.OpenID) {

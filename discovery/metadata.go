@@ -49,11 +49,30 @@ func ProtectedResource(site *tenant.Site) ProtectedResourceMetadata {
 	return ProtectedResourceMetadata{
 		Resource:               site.Resource(),
 		AuthorizationServers:   []string{site.Issuer()},
-		ScopesSupported:        scope.Names(),
+		ScopesSupported:        discoverableScopes(site),
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           site.Name,
 		ResourceDocumentation:  site.URL(AuthMDPath),
 	}
+}
+
+// discoverableScopes are the scopes the protected-resource metadata offers.
+// MCP clients request all of them when a challenge names none, so they must
+// be a set such a client can actually be granted: on Variant B the member
+// default a registered client gets; on Variant A identity and the operator
+// read scopes an unreviewed Client ID Metadata Document client may ask for.
+// The AS metadata lists every scope (docs/decisions.md).
+func discoverableScopes(site *tenant.Site) []string {
+	if site.Variant == tenant.VariantOpen {
+		return scope.MemberDefault()
+	}
+	out := []string{scope.OpenID, scope.Profile, scope.Email}
+	for _, name := range scope.OperatorScopes() {
+		if scope.IsRead(name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // AuthorizationServer builds the authorization-server metadata of site.

@@ -63,6 +63,12 @@ type ClientStore interface {
 	ClientByID(ctx context.Context, site tenant.ID, clientID string) (*Client, error)
 	ListClients(ctx context.Context, site tenant.ID) ([]Client, error)
 	DeleteClient(ctx context.Context, site tenant.ID, clientID string) error
+	// TouchClient records that the client completed an authorization at
+	// (it is written only when it was never set or is over a day old).
+	TouchClient(ctx context.Context, site tenant.ID, clientID string, at time.Time) error
+	// PurgeUnusedClients deletes the clients of source, at every site, that
+	// were created before and never used; it returns how many.
+	PurgeUnusedClients(ctx context.Context, source string, before time.Time) (int64, error)
 
 	// CreateVendorIntegration inserts the integration and its platform-wide
 	// client in one transaction.

@@ -98,7 +98,7 @@ func openApp(ctx context.Context, cfg *config, logger *slog.Logger, o openOption
 		return nil, err
 	}
 	a.auth, err = authserver.New(authserver.Options{
-		Store: a.store, Cache: a.cache, Keys: a.keys, Verifier: a.verifier, UI: renderer, Logger: logger,
+		Store: a.store, Cache: a.cache, Keys: a.keys, Verifier: a.verifier, UI: renderer, Logger: logger, Platform: a.platform,
 	})
 	if err != nil {
 		return nil, err

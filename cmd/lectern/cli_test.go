@@ -146,3 +146,44 @@ func TestCLISeedDemo(t *testing.T) {
 		t.Fatalf("demo sites %+v", list)
 	}
 }
+
+func TestCLIClientsVendorsCIMD(t *testing.T) {
+	c := newCLI(t, false)
+	c.ok("seed", "demo", "--port", "9191")
+
+	var member clientJSON
+	c.json(&member, "client", "create", "--site", "demo-academy", "--name", "Study Buddy", "--redirect-uri", "https://buddy.example/cb", "--json")
+	if !strings.HasPrefix(member.ClientID, "lct_") || member.Audience != "member" || member.ClientSecret != "" ||
+		member.Scope != "openid profile email account:read account:write" || member.AuthMethod != "none" {
+		t.Fatalf("member client %+v", member)
+	}
+	var conf clientJSON
+	c.json(&conf, "client", "create", "--site", "demo-academy", "--name", "Backend", "--redirect-uri", "https://b.example/cb", "--confidential", "--json")
+	if !strings.HasPrefix(conf.ClientSecret, "lcs_") || conf.AuthMethod != "client_secret_post" {
+		t.Fatalf("confidential client %+v", conf)
+	}
+	c.fails(1, "invalid_redirect_uri", "client", "create", "--site", "demo-academy", "--name", "X", "--redirect-uri", "http://example.com/cb")
+	c.fails(1, "member", "client", "create", "--site", "demo-academy", "--name", "X", "--redirect-uri", "https://x.example/cb", "--scope", "courses:read")
+	c.fails(1, "redirect_uris", "client", "create", "--site", "demo-academy", "--name", "X")
+
+	var vendor struct {
+		clientJSON
+		ClientNames []string `json:"client_names"`
+	}
+	c.json(&vendor, "vendor", "add", "--name", "Course Pilot", "--client-name", "CoursePilot", "--redirect-uri", "http://127.0.0.1/cb", "--json")
+	if !strings.HasPrefix(vendor.ClientID, "vnd_") || vendor.Audience != "operator" || len(vendor.ClientNames) != 1 || vendor.ClientNames[0] != "CoursePilot" {
+		t.Fatalf("vendor %+v", vendor)
+	}
+	c.fails(1, "vendor platforms are operator clients", "vendor", "add", "--name", "Bad", "--redirect-uri", "http://127.0.0.1/cb", "--scope", "account:read")
+
+	var allowed map[string]any
+	c.json(&allowed, "cimd", "allow", "--host", "Tools.Example.COM", "--site", "demo-academy", "--reviewed", "--json")
+	if allowed["host"] != "tools.example.com" || allowed["reviewed"] != true || allowed["site_id"] == nil {
+		t.Fatalf("cimd allow %v", allowed)
+	}
+	c.json(&allowed, "cimd", "allow", "--host", "agents.example.org", "--json")
+	if allowed["site_id"] != nil || allowed["reviewed"] != false {
+		t.Fatalf("platform-wide cimd allow %v", allowed)
+	}
+	c.fails(1, "host", "cimd", "allow", "--host", "bad host")
+}

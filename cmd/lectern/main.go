@@ -38,6 +38,9 @@ func commands() map[string]command {
 		"user":    {"user create: create a platform user", runUser},
 		"role":    {"role grant|revoke: give a user a role at a site", runRole},
 		"keys":    {"keys rotate: add a signing key to a site's ring", runKeys},
+		"client":  {"client create: create an OAuth client (e.g. a member application) at a site", runClient},
+		"vendor":  {"vendor add: register a vendor platform for Variant A sites", runVendor},
+		"cimd":    {"cimd allow: accept Client ID Metadata Documents from a host", runCIMD},
 	}
 }
 

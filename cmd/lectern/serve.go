@@ -89,6 +89,7 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          nil,
 	}
+	go s.housekeeping(watchCtx)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	s.app.logger.Info("listening", "addr", ln.Addr().String(), "database", s.app.store.Dialect(), "cache", cacheKind(s.app.cfg))
@@ -188,5 +189,27 @@ func servePprof(addr string, logger *slog.Logger) {
 	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	if err := srv.ListenAndServe(); err != nil {
 		logger.Error("pprof", "err", err)
+	}
+}
+
+// housekeeping runs periodic clean-up until ctx ends: abandoned dynamic
+// registrations (never used within a day) are deleted every hour. Every
+// replica may run it: the deletes are idempotent.
+func (s *server) housekeeping(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		n, err := s.app.platform.PurgeUnusedClients(ctx, time.Now(), 24*time.Hour)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.app.logger.Warn("purging unused registrations failed", "err", err)
+		case n > 0:
+			s.app.logger.Info("purged unused registrations", "clients", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 	}
 }

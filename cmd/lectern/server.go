@@ -85,12 +85,12 @@ func newServer(a *app) (*server, error) {
 	e.Match([]string{http.MethodGet, http.MethodPost}, discovery.UserInfoPath, h(auth.UserInfo))
 	e.POST(discovery.RevocationPath, h(auth.Revocation))
 	e.POST(discovery.IntrospectionPath, h(auth.Introspection))
+	e.POST(discovery.RegistrationPath, h(auth.Register))
 	e.GET("/static/*", echo.WrapHandler(ui.Static()))
 
 	// Endpoints the later issues implement answer 501 until they land, so
 	// the metadata can already name them.
 	for _, r := range []struct{ method, path string }{
-		{http.MethodPost, discovery.RegistrationPath},
 		{http.MethodPost, discovery.MemberGraphQLPath},
 		{http.MethodPost, discovery.MCPPath},
 		{http.MethodGet, discovery.OpenAPIPath},

@@ -145,3 +145,19 @@ func (s *Store) CIMDHost(ctx context.Context, site tenant.ID, host string) (*sto
 	}
 	return &hs[0], nil
 }
+
+// TouchClient implements storage.ClientStore.
+func (s *Store) TouchClient(ctx context.Context, site tenant.ID, clientID string, at time.Time) error {
+	at = at.UTC()
+	return mapErr(s.db.WithContext(ctx).Model(&storage.Client{}).Scopes(siteScope(site)).
+		Where("client_id = ? AND (last_used_at IS NULL OR last_used_at < ?)", clientID, at.Add(-24*time.Hour)).
+		Update("last_used_at", at).Error)
+}
+
+// PurgeUnusedClients implements storage.ClientStore. It spans sites by
+// design: it is the platform's housekeeping, not a request of a site.
+func (s *Store) PurgeUnusedClients(ctx context.Context, source string, before time.Time) (int64, error) {
+	res := s.db.WithContext(ctx).Where("source = ? AND last_used_at IS NULL AND created_at < ?", source, before.UTC()).
+		Delete(&storage.Client{})
+	return res.RowsAffected, mapErr(res.Error)
+}

@@ -56,6 +56,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) storage.Store) {
 		{"RevokeWhileRotating", testRevokeWhileRotating},
 		{"RevokeGrant", testRevokeGrant},
 		{"GrantWithAudit", testGrantWithAudit},
+		{"PurgeUnusedClients", testPurgeUnusedClients},
 		{"RevokedGrants", testRevokedGrants},
 		{"RevokedTokens", testRevokedTokens},
 		{"TouchGrant", testTouchGrant},
@@ -1228,6 +1229,44 @@ func testGrantWithAudit(t *testing.T, f *fixture) {
 	}
 	if _, _, err := f.s.RefreshTokenByHash(f.ctx, f.a.ID, rt2.TokenHash); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("a failed CreateGrant left its refresh token: %v", err)
+	}
+}
+
+// Abandoned dynamic registrations are purged; used ones, other sources and
+// recent ones stay.
+func testPurgeUnusedClients(t *testing.T, f *fixture) {
+	mk := func(site *storage.Site, id, source string) {
+		c := &storage.Client{SiteID: &site.ID, ClientID: id, Name: id, Audience: storage.AudienceMember, Type: storage.ClientPublic,
+			ApplicationType: "native", RedirectURIs: []string{"http://127.0.0.1/cb"}, Scopes: []string{"openid"}, Source: source}
+		must(t, f.s.CreateClient(f.ctx, c), "CreateClient "+id)
+	}
+	mk(f.a, "dcr-unused", storage.SourceDCR)
+	mk(f.a, "dcr-used", storage.SourceDCR)
+	mk(f.b, "dcr-unused-b", storage.SourceDCR)
+	mk(f.a, "admin-unused", storage.SourceAdmin)
+	must(t, f.s.TouchClient(f.ctx, f.a.ID, "dcr-used", time.Now()), "TouchClient")
+	// TouchClient through the other site changes nothing.
+	must(t, f.s.TouchClient(f.ctx, f.b.ID, "dcr-unused", time.Now()), "TouchClient(B, A's client)")
+
+	n, err := f.s.PurgeUnusedClients(f.ctx, storage.SourceDCR, time.Now().Add(-time.Hour))
+	must(t, err, "PurgeUnusedClients(an hour ago)")
+	if n != 0 {
+		t.Fatalf("purged %d clients created within the hour; want 0", n)
+	}
+	n, err = f.s.PurgeUnusedClients(f.ctx, storage.SourceDCR, time.Now().Add(time.Hour))
+	must(t, err, "PurgeUnusedClients")
+	if n != 2 {
+		t.Fatalf("purged %d; want the two unused DCR clients (one per site)", n)
+	}
+	for _, tc := range []struct {
+		site *storage.Site
+		id   string
+		gone bool
+	}{{f.a, "dcr-unused", true}, {f.b, "dcr-unused-b", true}, {f.a, "dcr-used", false}, {f.a, "admin-unused", false}} {
+		_, err := f.s.ClientByID(f.ctx, tc.site.ID, tc.id)
+		if gone := errors.Is(err, storage.ErrNotFound); gone != tc.gone {
+			t.Errorf("%s after purge: %v; want gone=%v", tc.id, err, tc.gone)
+		}
 	}
 }
 

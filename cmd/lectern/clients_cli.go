@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/lectern/lectern/authserver/scope"
+	"github.com/lectern/lectern/internal/platform"
+	"github.com/lectern/lectern/storage"
+)
+
+// clientJSON is the --json form of a client. The secret appears only when
+// it was just created.
+type clientJSON struct {
+	ClientID     string   `json:"client_id"`
+	ClientSecret string   `json:"client_secret,omitempty"`
+	Site         string   `json:"site,omitempty"`
+	Name         string   `json:"client_name"`
+	Audience     string   `json:"audience"`
+	Type         string   `json:"type"`
+	AuthMethod   string   `json:"token_endpoint_auth_method"`
+	RedirectURIs []string `json:"redirect_uris"`
+	Scope        string   `json:"scope"`
+	Source       string   `json:"source"`
+}
+
+func toClientJSON(c *storage.Client, site, secret string) clientJSON {
+	method := "none"
+	if c.Type == storage.ClientConfidential {
+		method = "client_secret_post"
+	}
+	return clientJSON{c.ClientID, secret, site, c.Name, c.Audience, c.Type, method, c.RedirectURIs, scope.Join(c.Scopes), c.Source}
+}
+
+func runClient(ctx context.Context, env *cmdEnv, args []string) error {
+	if len(args) == 0 || args[0] != "create" {
+		fmt.Fprintln(env.stderr, "usage: lectern client create --site S --name N --redirect-uri U [--redirect-uri U2] [--audience member|operator] [--scope \"...\"] [--confidential] [--json]")
+		return errUsage
+	}
+	var (
+		ref, name, audience, scopes string
+		redirects                   stringList
+		confidential, asJSON        bool
+	)
+	return adminCommand(ctx, env, "client create", args[1:], openOptions{requireCurrentSchema: true},
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&ref, "site", "", "site slug or ID")
+			fs.StringVar(&name, "name", "", "the application's name, shown on the consent page")
+			fs.Var(&redirects, "redirect-uri", "a redirect URI: https, or loopback http (any port) (repeatable)")
+			fs.StringVar(&audience, "audience", storage.AudienceMember, "member (the site's members' own data) or operator (administration)")
+			fs.StringVar(&scopes, "scope", "", "space-separated scopes it may request (default for members: "+scope.Join(scope.MemberDefault())+")")
+			fs.BoolVar(&confidential, "confidential", false, "a confidential client with a secret (client_secret_post), shown once")
+			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
+		},
+		func(a *app, _ *flag.FlagSet) error {
+			s, err := a.siteByRef(ctx, ref)
+			if err != nil {
+				return err
+			}
+			c, secret, err := a.platform.CreateClient(ctx, platform.ClientSpec{
+				Site: s.ID, Name: name, RedirectURIs: redirects, Scopes: scope.Parse(scopes), Audience: audience,
+				Confidential: confidential, Source: storage.SourceAdmin, Reviewed: true, CreatedBy: "lectern client create",
+			})
+			if err != nil {
+				return err
+			}
+			return printResult(env.stdout, asJSON, toClientJSON(c, s.Slug, secret), fmt.Sprintf("created %s client %s at %s%s", c.Audience, c.ClientID, s.Slug, secretNote(secret)))
+		})
+}
+
+func secretNote(secret string) string {
+	if secret == "" {
+		return ""
+	}
+	return "\nclient_secret (shown once): " + secret
+}
+
+func runVendor(ctx context.Context, env *cmdEnv, args []string) error {
+	if len(args) == 0 || args[0] != "add" {
+		fmt.Fprintln(env.stderr, "usage: lectern vendor add --name N [--client-name ALIAS] --redirect-uri U [--scope \"...\"] [--json]")
+		return errUsage
+	}
+	var (
+		name, scopes       string
+		aliases, redirects stringList
+		asJSON             bool
+	)
+	return adminCommand(ctx, env, "vendor add", args[1:], openOptions{requireCurrentSchema: true},
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&name, "name", "", "the vendor platform's name")
+			fs.Var(&aliases, "client-name", "a client_name the platform registers with (repeatable; default: --name)")
+			fs.Var(&redirects, "redirect-uri", "a redirect URI of the platform (repeatable)")
+			fs.StringVar(&scopes, "scope", "", "space-separated operator scopes (default: identity and every operator scope)")
+			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
+		},
+		func(a *app, _ *flag.FlagSet) error {
+			v, c, err := a.platform.AddVendor(ctx, name, aliases, redirects, scope.Parse(scopes))
+			if err != nil {
+				return err
+			}
+			out := struct {
+				clientJSON
+				ClientNames []string `json:"client_names"`
+			}{toClientJSON(c, "", ""), v.ClientNames}
+			return printResult(env.stdout, asJSON, out, fmt.Sprintf("vendor platform %q registered: client_id %s (Variant A sites match client_name %q)", v.Name, v.ClientID, strings.Join(v.ClientNames, `", "`)))
+		})
+}
+
+func runCIMD(ctx context.Context, env *cmdEnv, args []string) error {
+	if len(args) == 0 || args[0] != "allow" {
+		fmt.Fprintln(env.stderr, "usage: lectern cimd allow --host H [--site S] [--reviewed] [--json]")
+		return errUsage
+	}
+	var (
+		host, ref        string
+		reviewed, asJSON bool
+	)
+	return adminCommand(ctx, env, "cimd allow", args[1:], openOptions{requireCurrentSchema: true},
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&host, "host", "", "host[:port] of Client ID Metadata Documents to accept")
+			fs.StringVar(&ref, "site", "", "only at this site (slug or ID; default: every site)")
+			fs.BoolVar(&reviewed, "reviewed", false, "its clients are reviewed: they may get write scopes too")
+			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
+		},
+		func(a *app, _ *flag.FlagSet) error {
+			h, err := a.platform.AllowCIMDHost(ctx, host, ref, reviewed)
+			if err != nil {
+				return err
+			}
+			scopeName := "every site"
+			if h.SiteID != nil {
+				scopeName = "site " + ref
+			}
+			out := map[string]any{"host": h.Host, "site": ref, "site_id": h.SiteID, "reviewed": h.Reviewed}
+			return printResult(env.stdout, asJSON, out, fmt.Sprintf("Client ID Metadata Documents from %s are accepted at %s (reviewed: %v)", h.Host, scopeName, h.Reviewed))
+		})
+}
