@@ -112,6 +112,16 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
+// InvalidateCIMD forgets the resolved Client ID Metadata Document clients
+// (after an allowlist change), so the next request resolves them again.
+func (s *Server) InvalidateCIMD() {
+	if c, ok := s.extra.(*CIMDClients); ok {
+		c.mu.Lock()
+		clear(c.cache)
+		c.mu.Unlock()
+	}
+}
+
 // SetCodeLifetime changes how long authorization codes live (default
 // CodeLifetime). Call it before serving; tests shorten it to see expiry.
 func (s *Server) SetCodeLifetime(d time.Duration) { s.codeLifetime = d }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lectern/lectern/authserver"
 	"github.com/lectern/lectern/authserver/bearer"
+	"github.com/lectern/lectern/authserver/cimd"
 	"github.com/lectern/lectern/authserver/keys"
 	"github.com/lectern/lectern/authserver/password"
 	"github.com/lectern/lectern/internal/platform"
@@ -97,8 +98,12 @@ func openApp(ctx context.Context, cfg *config, logger *slog.Logger, o openOption
 	if err != nil {
 		return nil, err
 	}
+	fetcher := cimd.New(cimd.Options{
+		Cache: a.cache, Logger: logger, RootCAs: cfg.cimdTestRoots, AllowLoopbackForTests: cfg.cimdTestRoots != nil,
+	})
 	a.auth, err = authserver.New(authserver.Options{
 		Store: a.store, Cache: a.cache, Keys: a.keys, Verifier: a.verifier, UI: renderer, Logger: logger, Platform: a.platform,
+		Clients: &authserver.CIMDClients{Fetcher: fetcher, Store: a.store, Now: time.Now},
 	})
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,6 +32,10 @@ type config struct {
 	DebugAddr      string
 	DBMaxConns     int
 	DemoSeed       bool
+
+	// Test-only: let the CIMD fetcher reach an httptest TLS server on
+	// loopback. No flag or environment variable sets it.
+	cimdTestRoots *x509.CertPool
 }
 
 // register binds the shared settings to fs.

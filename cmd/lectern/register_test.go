@@ -34,7 +34,9 @@ func (ts *testServer) clientFrom(ip string) *http.Client {
 	}
 }
 
-func nextSourceIP() string { return fmt.Sprintf("127.0.%d.%d", 10+sourceIP.Load()/250, 2+sourceIP.Add(1)%250) }
+func nextSourceIP() string {
+	return fmt.Sprintf("127.0.%d.%d", 10+sourceIP.Load()/250, 2+sourceIP.Add(1)%250)
+}
 
 // register posts raw to origin's registration endpoint.
 func (ts *testServer) register(t *testing.T, c *http.Client, origin, contentType string, body []byte) (int, http.Header, map[string]any) {
