@@ -145,6 +145,9 @@ type Store interface {
 	ClientStore
 	GrantStore
 	AuditStore
+	MemberStore
+	CatalogStore
+	OperatorStore
 	// Ping reports whether the backend answers.
 	Ping(ctx context.Context) error
 	Close() error
