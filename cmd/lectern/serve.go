@@ -76,7 +76,7 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	// seconds without them: an unreachable cache must not block start-up;
 	// /readyz reports it).
 	select {
-	case <-s.app.platform.Watch(watchCtx, s.resolver):
+	case <-s.app.platform.Watch(watchCtx, s.resolver, s.app.auth):
 	case <-time.After(3 * time.Second):
 		s.app.logger.Warn("change broadcasts not subscribed yet; serving anyway")
 	}

@@ -88,18 +88,11 @@ func newServer(a *app) (*server, error) {
 	e.POST(discovery.RegistrationPath, h(auth.Register))
 	e.GET("/static/*", echo.WrapHandler(ui.Static()))
 
-	// Endpoints the later issues implement answer 501 until they land, so
-	// the metadata can already name them.
-	for _, r := range []struct{ method, path string }{
-		{http.MethodPost, discovery.MemberGraphQLPath},
-		{http.MethodPost, discovery.MCPPath},
-		{http.MethodGet, discovery.OpenAPIPath},
-		{http.MethodGet, discovery.AuthMDPath},
-		{http.MethodGet, discovery.LLMSTxtPath},
-		{http.MethodGet, discovery.PricingMDPath},
-	} {
-		e.Add(r.method, r.path, notImplemented)
-	}
+	mountMemberAPI(e, a)
+	mountMCP(e, a)
+	mountAgentDocs(e, a)
+	mountAdminAPI(e, a)
+	mountWeb(e, a)
 	return s, nil
 }
 

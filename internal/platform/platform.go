@@ -124,6 +124,11 @@ func (p *Platform) announce(ctx context.Context, channel string, site tenant.ID)
 	}
 }
 
+// ClientInvalidator drops a cached client (the authorization server).
+type ClientInvalidator interface {
+	InvalidateClient(site tenant.ID, clientID string)
+}
+
 // Invalidator is what a broadcast invalidates: the site resolver.
 type Invalidator interface {
 	Invalidate(tenant.ID)
@@ -136,14 +141,14 @@ type Invalidator interface {
 // cached site, because announcements may have been missed meanwhile. (Key
 // rings expire from their own cache within a minute.) The returned channel
 // closes once the first subscription is in place.
-func (p *Platform) Watch(ctx context.Context, sites Invalidator) <-chan struct{} {
+func (p *Platform) Watch(ctx context.Context, sites Invalidator, clients ClientInvalidator) <-chan struct{} {
 	subscribed := make(chan struct{})
 	var once sync.Once
 	go func() {
 		backoff := time.Second
 		first := true
 		for ctx.Err() == nil {
-			err := p.watchOnce(ctx, sites, first, func() { once.Do(func() { close(subscribed) }) })
+			err := p.watchOnce(ctx, sites, clients, first, func() { once.Do(func() { close(subscribed) }) })
 			if ctx.Err() != nil {
 				return
 			}
@@ -163,7 +168,7 @@ func (p *Platform) Watch(ctx context.Context, sites Invalidator) <-chan struct{}
 }
 
 // watchOnce subscribes and applies messages until the subscription ends.
-func (p *Platform) watchOnce(ctx context.Context, sites Invalidator, first bool, subscribed func()) error {
+func (p *Platform) watchOnce(ctx context.Context, sites Invalidator, clients ClientInvalidator, first bool, subscribed func()) error {
 	subCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sitesCh, err := p.Cache.Subscribe(subCtx, SitesChannel)
@@ -171,6 +176,10 @@ func (p *Platform) watchOnce(ctx context.Context, sites Invalidator, first bool,
 		return err
 	}
 	keysCh, err := p.Cache.Subscribe(subCtx, KeysChannel)
+	if err != nil {
+		return err
+	}
+	clientsCh, err := p.Cache.Subscribe(subCtx, ClientsChannel)
 	if err != nil {
 		return err
 	}
@@ -194,6 +203,14 @@ func (p *Platform) watchOnce(ctx context.Context, sites Invalidator, first bool,
 			}
 			if id, err := strconv.ParseInt(string(m), 10, 64); err == nil {
 				p.Keys.Invalidate(tenant.ID(id))
+			}
+		case m, ok := <-clientsCh:
+			if !ok {
+				return errors.New("client broadcasts closed")
+			}
+			siteStr, clientID, found := strings.Cut(string(m), ":")
+			if id, err := strconv.ParseInt(siteStr, 10, 64); err == nil && found && clients != nil {
+				clients.InvalidateClient(tenant.ID(id), clientID)
 			}
 		}
 	}
