@@ -28,7 +28,8 @@ func (s *Store) CreateGrant(ctx context.Context, g *storage.Grant, rt *storage.R
 		normalizeAudit(e)
 	}
 	if s.dialect == Postgres && len(audit) <= 1 {
-		return mapErr(s.createGrantPG(ctx, g, rt, audit))
+		_, err := s.grants.do(ctx, grantReq{g: g, rt: rt, audit: audit})
+		return mapErr(err)
 	}
 	return mapErr(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(g).Error; err != nil {
@@ -67,7 +68,7 @@ func (s *Store) GrantByID(ctx context.Context, site tenant.ID, id string) (*stor
 func (s *Store) RotateRefreshToken(ctx context.Context, site tenant.ID, oldHash []byte, next *storage.RefreshToken, now time.Time) (*storage.Grant, error) {
 	now = now.UTC()
 	if s.dialect == Postgres {
-		g, err := s.rotatePG(ctx, site, oldHash, next, now)
+		g, err := s.rotations.do(ctx, rotateReq{site: site, oldHash: oldHash, next: next, now: now})
 		if err != nil || g != nil {
 			return g, mapErr(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -44,6 +45,11 @@ type Store struct {
 	db      *gorm.DB
 	sqlDB   *sql.DB // the same pool, for the hot statements gorm would slow
 	dialect string
+
+	// PostgreSQL only: concurrent token-path writes share statements.
+	rotations *batcher[rotateReq, rotateRes]
+	grants    *batcher[grantReq, struct{}]
+	closeOnce sync.Once
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -113,6 +119,10 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		sqlDB.SetMaxOpenConns(8)
 	}
 	s := &Store{db: db, sqlDB: sqlDB, dialect: dialect}
+	if dialect == Postgres {
+		s.rotations = newBatcher(batchWorkers, batchMax, s.rotateBatch)
+		s.grants = newBatcher(batchWorkers, batchMax, s.createGrantsBatch)
+	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := s.Ping(pctx); err != nil {
@@ -134,8 +144,14 @@ func (s *Store) Ping(ctx context.Context) error {
 	return mapErr(sqlDB.PingContext(ctx))
 }
 
-// Close closes the pool.
+// Close stops the batchers and closes the pool. Closing twice is harmless.
 func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		if s.rotations != nil {
+			s.rotations.close()
+			s.grants.close()
+		}
+	})
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
