@@ -4,6 +4,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/lectern/lectern/internal/platform"
 )
 
 // redirectMatches reports whether requested is one of registered. Matching is
@@ -45,7 +47,7 @@ func parseLoopback(raw string) (loopbackURI, bool) {
 		return loopbackURI{}, false
 	}
 	host := u.Hostname()
-	if !IsLoopbackHost(host) {
+	if !platform.IsLoopbackHost(host) {
 		return loopbackURI{}, false
 	}
 	if p := u.Port(); p != "" {
@@ -58,11 +60,4 @@ func parseLoopback(raw string) (loopbackURI, bool) {
 		path = "/"
 	}
 	return loopbackURI{host: host, path: path, rawQuery: u.RawQuery}, true
-}
-
-// IsLoopbackHost reports whether host (without brackets or port) is one of
-// the loopback names RFC 8252 allows: 127.0.0.1, ::1 and, because real MCP
-// clients use it, localhost (DESIGN §6).
-func IsLoopbackHost(host string) bool {
-	return host == "127.0.0.1" || host == "::1" || host == "localhost"
 }

@@ -131,7 +131,9 @@ func writeMetadataError(w http.ResponseWriter, e *platform.MetadataError) {
 
 // registerOpen is Variant B: RFC 7591 for loopback clients.
 func (s *Server) registerOpen(w http.ResponseWriter, r *http.Request, site *tenant.Site, req *registrationRequest) {
-	bad := func(field, desc string) { writeMetadataError(w, &platform.MetadataError{Code: "invalid_client_metadata", Field: field, Description: field + ": " + desc}) }
+	bad := func(field, desc string) {
+		writeMetadataError(w, &platform.MetadataError{Code: "invalid_client_metadata", Field: field, Description: field + ": " + desc})
+	}
 	if len(req.JWKS) > 0 || req.JWKSURI != "" {
 		bad("jwks", "key-based client authentication is not supported; use token_endpoint_auth_method none or client_secret_post")
 		return
@@ -150,7 +152,7 @@ func (s *Server) registerOpen(w http.ResponseWriter, r *http.Request, site *tena
 	}
 	for _, gt := range req.GrantTypes {
 		if gt != "authorization_code" && gt != "refresh_token" {
-			bad("grant_types", strconv.Quote(truncate(gt, 60))+" is not supported; only authorization_code and refresh_token")
+			bad("grant_types", strconv.Quote(platform.Truncate(gt, 60))+" is not supported; only authorization_code and refresh_token")
 			return
 		}
 	}
@@ -160,7 +162,7 @@ func (s *Server) registerOpen(w http.ResponseWriter, r *http.Request, site *tena
 	}
 	for _, rt := range req.ResponseTypes {
 		if rt != "code" {
-			bad("response_types", strconv.Quote(truncate(rt, 60))+" is not supported; only code")
+			bad("response_types", strconv.Quote(platform.Truncate(rt, 60))+" is not supported; only code")
 			return
 		}
 	}
@@ -236,7 +238,7 @@ func (s *Server) registerVendor(w http.ResponseWriter, r *http.Request, site *te
 	}
 	if match == nil {
 		writeMetadataError(w, &platform.MetadataError{Code: "invalid_client_metadata", Field: "client_name",
-			Description: "client_name: " + strconv.Quote(truncate(req.ClientName, 80)) + " is not a vendor platform registered with " + site.Name +
+			Description: "client_name: " + strconv.Quote(platform.Truncate(req.ClientName, 80)) + " is not a vendor platform registered with " + site.Name +
 				"; this site has no open registration: publish a Client ID Metadata Document and use its https URL as client_id, or ask the site's operators for an application"})
 		return
 	}
@@ -254,7 +256,7 @@ func (s *Server) registerVendor(w http.ResponseWriter, r *http.Request, site *te
 	for _, u := range req.RedirectURIs {
 		if !redirectMatches(c.RedirectURIs(), u) {
 			writeMetadataError(w, &platform.MetadataError{Code: "invalid_redirect_uri", Field: "redirect_uris",
-				Description: "redirect_uris: " + strconv.Quote(truncate(u, 80)) + " is not registered for " + match.Name})
+				Description: "redirect_uris: " + strconv.Quote(platform.Truncate(u, 80)) + " is not registered for " + match.Name})
 			return
 		}
 	}
@@ -297,13 +299,6 @@ func (vc *vendorCache) list(ctx context.Context) ([]storage.VendorIntegration, e
 func webURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && u.Scheme == "https" && u.Host != "" && u.User == nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

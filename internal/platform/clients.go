@@ -155,7 +155,7 @@ func ClientScopes(requested []string) ([]string, string, error) {
 	for _, s := range requested {
 		sc, ok := scope.Lookup(s)
 		if !ok {
-			return nil, "", badMetadata("scope", "unknown scope %q", truncate(s, 64))
+			return nil, "", badMetadata("scope", "unknown scope %q", Truncate(s, 64))
 		}
 		switch sc.Audience {
 		case scope.AudienceOperator:
@@ -182,42 +182,42 @@ func checkRedirectURI(raw string, loopbackOnly bool) error {
 		return badRedirect("a redirect URI is longer than %d characters", MaxRedirectURILen)
 	}
 	if strings.ContainsAny(raw, " \t\r\n") {
-		return badRedirect("%q contains white space", truncate(raw, 80))
+		return badRedirect("%q contains white space", Truncate(raw, 80))
 	}
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Opaque != "" {
-		return badRedirect("%q is not an absolute URI", truncate(raw, 80))
+		return badRedirect("%q is not an absolute URI", Truncate(raw, 80))
 	}
 	if u.Fragment != "" || strings.Contains(raw, "#") {
-		return badRedirect("%q has a fragment; redirect URIs must not (RFC 6749 §3.1.2)", truncate(raw, 80))
+		return badRedirect("%q has a fragment; redirect URIs must not (RFC 6749 §3.1.2)", Truncate(raw, 80))
 	}
 	if u.User != nil {
-		return badRedirect("%q has user information", truncate(raw, 80))
+		return badRedirect("%q has user information", Truncate(raw, 80))
 	}
 	switch u.Scheme {
 	case "http":
 		if !IsLoopbackHost(u.Hostname()) {
-			return badRedirect("%q: plain http is allowed only for loopback addresses (127.0.0.1, [::1], localhost)", truncate(raw, 80))
+			return badRedirect("%q: plain http is allowed only for loopback addresses (127.0.0.1, [::1], localhost)", Truncate(raw, 80))
 		}
 		if p := u.Port(); p != "" {
 			if _, err := net.LookupPort("tcp", p); err != nil {
-				return badRedirect("%q has an invalid port", truncate(raw, 80))
+				return badRedirect("%q has an invalid port", Truncate(raw, 80))
 			}
 		}
 		return nil
 	case "https":
 		if loopbackOnly {
-			return badRedirect("%q: this site registers only loopback redirect URIs (http://127.0.0.1:PORT/...); an https callback needs a client registered by the site's operators or a Client ID Metadata Document", truncate(raw, 80))
+			return badRedirect("%q: this site registers only loopback redirect URIs (http://127.0.0.1:PORT/...); an https callback needs a client registered by the site's operators or a Client ID Metadata Document", Truncate(raw, 80))
 		}
 		if u.Host == "" {
-			return badRedirect("%q has no host", truncate(raw, 80))
+			return badRedirect("%q has no host", Truncate(raw, 80))
 		}
 		return nil
 	default:
 		if loopbackOnly {
-			return badRedirect("%q: the %s: scheme is not allowed; this site registers only loopback http redirect URIs", truncate(raw, 80), u.Scheme)
+			return badRedirect("%q: the %s: scheme is not allowed; this site registers only loopback http redirect URIs", Truncate(raw, 80), u.Scheme)
 		}
-		return badRedirect("%q: the %s: scheme is not allowed; use https or a loopback http URI", truncate(raw, 80), u.Scheme)
+		return badRedirect("%q: the %s: scheme is not allowed; use https or a loopback http URI", Truncate(raw, 80), u.Scheme)
 	}
 }
 
@@ -241,7 +241,8 @@ func bidiControl(r rune) bool {
 	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) || r == 0x200E || r == 0x200F || r == 0x061C
 }
 
-func truncate(s string, n int) string {
+// Truncate shortens s to n bytes for messages, marking the cut.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
