@@ -55,7 +55,7 @@ func (s *Store) CourseBySlug(ctx context.Context, site tenant.ID, slug string) (
 	if err := db.Table("lecturers").Select("lecturers.*").
 		Joins("JOIN course_lecturers ON course_lecturers.lecturer_id = lecturers.id AND course_lecturers.site_id = lecturers.site_id").
 		Scopes(siteScope(site)).Where("course_lecturers.course_id = ?", d.ID).
-		Order("course_lecturers.position").Scan(&d.Lecturers).Error; err != nil {
+		Order("course_lecturers.position").Find(&d.Lecturers).Error; err != nil {
 		return nil, mapErr(err)
 	}
 	var sections []storage.Section

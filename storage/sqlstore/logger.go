@@ -53,3 +53,7 @@ func (g gormLogger) Trace(ctx context.Context, begin time.Time, fc func() (strin
 func (g gormLogger) ParamsFilter(ctx context.Context, sql string, params ...any) (string, []any) {
 	return sql, nil
 }
+
+// Note: gorm's Scan reports its SQL through a recorder that inlines the
+// values (logger.RecorderParamsFilter, a package global we leave alone), so
+// queries of user data use Find, whose statements reach ParamsFilter.

@@ -51,7 +51,7 @@ func (s *Store) ListEnrollments(ctx context.Context, site tenant.ID, userID stri
 	err := s.db.WithContext(ctx).Table("enrollments").
 		Select("enrollments.id, enrollments.course_id, courses.slug AS course_slug, courses.title AS course_title, enrollments.enrolled_at, enrollments.expires_at").
 		Joins("JOIN courses ON courses.id = enrollments.course_id AND courses.site_id = enrollments.site_id").
-		Scopes(siteScope(site), ofUser(userID), afterID(p.After)).Limit(limitOf(p)).Scan(&rows).Error
+		Scopes(siteScope(site), ofUser(userID), afterID(p.After)).Limit(limitOf(p)).Find(&rows).Error
 	if err != nil {
 		return nil, 0, mapErr(err)
 	}
@@ -86,7 +86,7 @@ func (s *Store) ListProductPurchases(ctx context.Context, site tenant.ID, userID
 	err := s.db.WithContext(ctx).Table("digital_product_purchases").
 		Select("digital_product_purchases.id, digital_products.slug, digital_products.title, digital_product_purchases.purchased_at").
 		Joins("JOIN digital_products ON digital_products.id = digital_product_purchases.product_id AND digital_products.site_id = digital_product_purchases.site_id").
-		Scopes(siteScope(site), ofUser(userID), afterID(p.After)).Limit(limitOf(p)).Scan(&rows).Error
+		Scopes(siteScope(site), ofUser(userID), afterID(p.After)).Limit(limitOf(p)).Find(&rows).Error
 	if err != nil {
 		return nil, 0, mapErr(err)
 	}
@@ -100,7 +100,7 @@ func (s *Store) ListConsultingPurchases(ctx context.Context, site tenant.ID, use
 	err := s.db.WithContext(ctx).Table("consulting_purchases").
 		Select("consulting_purchases.id, consulting_services.slug, consulting_services.title, consulting_purchases.purchased_at, consulting_purchases.sessions_included, consulting_purchases.sessions_used").
 		Joins("JOIN consulting_services ON consulting_services.id = consulting_purchases.service_id AND consulting_services.site_id = consulting_purchases.site_id").
-		Scopes(siteScope(site), ofUser(userID), afterID(p.After)).Limit(limitOf(p)).Scan(&rows).Error
+		Scopes(siteScope(site), ofUser(userID), afterID(p.After)).Limit(limitOf(p)).Find(&rows).Error
 	if err != nil {
 		return nil, 0, mapErr(err)
 	}
@@ -114,7 +114,7 @@ func (s *Store) ListEventRegistrations(ctx context.Context, site tenant.ID, user
 	err := s.db.WithContext(ctx).Table("event_registrations").
 		Select("event_registrations.id, events.slug AS event_slug, events.title, events.starts_at, events.ends_at, event_registrations.registered_at").
 		Joins("JOIN events ON events.id = event_registrations.event_id AND events.site_id = event_registrations.site_id").
-		Scopes(siteScope(site), ofUser(userID), afterID(p.After)).Limit(limitOf(p)).Scan(&rows).Error
+		Scopes(siteScope(site), ofUser(userID), afterID(p.After)).Limit(limitOf(p)).Find(&rows).Error
 	if err != nil {
 		return nil, 0, mapErr(err)
 	}

@@ -42,7 +42,7 @@ func (s *Store) ListStudents(ctx context.Context, site tenant.ID, search string,
 	err := base.Session(&gormSession).
 		Select("users.id AS user_id, users.email, users.name, site_roles.created_at AS since, " +
 			"(SELECT COUNT(*) FROM enrollments e WHERE e.site_id = site_roles.site_id AND e.user_id = users.id) AS enrollments").
-		Order("users.email").Offset(int(p.After)).Limit(limitOf(p)).Scan(&rows).Error
+		Order("users.email").Offset(int(p.After)).Limit(limitOf(p)).Find(&rows).Error
 	if err != nil {
 		return nil, 0, mapErr(err)
 	}
@@ -62,7 +62,7 @@ func (s *Store) RecentOrders(ctx context.Context, site tenant.ID, p storage.Page
 		q = q.Where("orders.id < ?", p.After)
 	}
 	var rows []storage.OrderView
-	if err := q.Order("orders.id DESC").Limit(limitOf(p)).Scan(&rows).Error; err != nil {
+	if err := q.Order("orders.id DESC").Limit(limitOf(p)).Find(&rows).Error; err != nil {
 		return nil, 0, mapErr(err)
 	}
 	if len(rows) > 0 {
@@ -99,7 +99,7 @@ func (s *Store) SalesSummary(ctx context.Context, site tenant.ID, from, to time.
 	}
 	err := db.Model(&storage.Order{}).Scopes(siteScope(site)).Where("created_at >= ? AND created_at < ?", from, to).
 		Select("COUNT(*) AS orders, COALESCE(SUM(CASE WHEN status = 'paid' THEN total_cents ELSE 0 END), 0) AS revenue, " +
-			"COALESCE(SUM(CASE WHEN refund_status <> 'none' THEN 1 ELSE 0 END), 0) AS refunded").Scan(&agg).Error
+			"COALESCE(SUM(CASE WHEN refund_status <> 'none' THEN 1 ELSE 0 END), 0) AS refunded").Find(&agg).Error
 	if err != nil {
 		return nil, mapErr(err)
 	}

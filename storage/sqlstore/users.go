@@ -98,7 +98,7 @@ func (s *Store) SitesOfUser(ctx context.Context, userID string) ([]storage.UserS
 		Select("site_roles.site_id, sites.slug, sites.name, sites.origin, site_roles.role").
 		Joins("JOIN sites ON sites.id = site_roles.site_id").
 		Where("site_roles.user_id = ?", userID).
-		Order("site_roles.site_id, site_roles.role").Scan(&rows).Error
+		Order("site_roles.site_id, site_roles.role").Find(&rows).Error
 	if err != nil {
 		return nil, mapErr(err)
 	}
