@@ -1,16 +1,21 @@
 package main
 
 import (
-	"net/http"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/lectern/lectern/discovery"
+	"github.com/lectern/lectern/memberapi"
 )
 
-// mountMemberAPI mounts the memberapi routes. Until they land, the path answers 501 so
-// that the metadata can already name it.
+// mountMemberAPI mounts the Member API (GraphQL over POST) at
+// /member/graphql for every method, so that GET and the rest get the API's
+// own GraphQL-shaped 405 rather than the router's.
 func mountMemberAPI(e *echo.Echo, a *app) {
-	e.Add(http.MethodPost, discovery.MemberGraphQLPath, notImplemented)
-	_ = a
+	h, err := memberapi.New(memberapi.Options{Store: a.store, Verifier: a.verifier, Logger: a.logger})
+	if err != nil {
+		// The embedded schema does not match the resolvers: a build that
+		// cannot serve the API must not start (memberapi's tests catch it).
+		panic(err)
+	}
+	e.Any(discovery.MemberGraphQLPath, echo.WrapHandler(h))
 }

@@ -1,0 +1,514 @@
+package memberapi
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/lectern/lectern/storage"
+)
+
+const viewerQuery = `{ viewer { id name email schools { id slug name origin roles isCurrent } } }`
+
+// The resolvers answer from the member's rows: a smoke test of every root
+// field on the fake store (the real stores are covered end to end in
+// cmd/lectern).
+func TestMemberAPIResolvesEveryRootField(t *testing.T) {
+	api := newTestAPI(t, seededFake(), nil)
+	r := api.post(readWrite, `{
+		viewer {
+			id name email
+			schools { id slug name origin roles isCurrent }
+			enrolledCourses { totalCount nodes { id slug title expireDate hasLifetimeAccess lastWatchedLecture { lectureId positionSeconds completed watchedAt } } }
+			digitalProducts { totalCount nodes { id slug title purchasedAt } }
+			consultingServices { totalCount nodes { id } }
+			eventRegistrations { totalCount nodes { id } }
+		}
+		notifications { totalCount nodes { id title readAt } }
+		unreadNotificationCount
+		notificationSubscriptions { topic channel enabled }
+	}`, nil)
+	if r.status != 200 || len(r.Errors) != 0 {
+		t.Fatalf("status %d: %s", r.status, r.raw)
+	}
+	want := map[string]any{
+		"viewer": map[string]any{
+			"id": testUser, "name": "Mem Ber", "email": "member@example.test",
+			"schools": []any{
+				map[string]any{"id": "7", "slug": "academy", "name": "Academy", "origin": testOrigin, "roles": []any{"student"}, "isCurrent": true},
+				map[string]any{"id": "9", "slug": "other", "name": "Other", "origin": testOrigin2, "roles": []any{"admin", "student"}, "isCurrent": false},
+			},
+			"enrolledCourses": map[string]any{"totalCount": 2.0, "nodes": []any{
+				map[string]any{"id": "1", "slug": "one", "title": "One", "expireDate": nil, "hasLifetimeAccess": true,
+					"lastWatchedLecture": map[string]any{"lectureId": "101", "positionSeconds": 30.0, "completed": false, "watchedAt": "2026-05-01T12:00:00Z"}},
+				map[string]any{"id": "2", "slug": "two", "title": "Two", "expireDate": "2026-05-02T12:00:00Z", "hasLifetimeAccess": false, "lastWatchedLecture": nil},
+			}},
+			"digitalProducts":    map[string]any{"totalCount": 1.0, "nodes": []any{map[string]any{"id": "5", "slug": "sheet", "title": "Sheet", "purchasedAt": "2026-05-01T12:00:00Z"}}},
+			"consultingServices": map[string]any{"totalCount": 0.0, "nodes": []any{}},
+			"eventRegistrations": map[string]any{"totalCount": 0.0, "nodes": []any{}},
+		},
+		// Only the member's own notifications at this site.
+		"notifications": map[string]any{"totalCount": 2.0, "nodes": []any{
+			map[string]any{"id": "22", "title": "second", "readAt": nil},
+			map[string]any{"id": "21", "title": "first", "readAt": "2026-05-01T12:00:00Z"},
+		}},
+		"unreadNotificationCount": 1.0,
+		"notificationSubscriptions": []any{
+			map[string]any{"topic": "course_updates", "channel": "email", "enabled": true},
+			map[string]any{"topic": "legacy_digest", "channel": "sms", "enabled": true},
+		},
+	}
+	if d := cmp.Diff(want, r.Data); d != "" {
+		t.Fatalf("data (-want +got):\n%s", d)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	if cc := r.header.Get("Cache-Control"); cc != "no-store" {
+		t.Errorf("Cache-Control %q; member data must not be cached", cc)
+	}
+}
+
+// Requests that are not GraphQL-over-HTTP POSTs get GraphQL-shaped errors
+// with the HTTP status of the problem.
+func TestMemberAPIProtocolErrors(t *testing.T) {
+	api := newTestAPI(t, seededFake(), nil)
+	big := `{"query": "{ viewer { id } }", "variables": {"pad": "` + strings.Repeat("x", 70<<10) + `"}}`
+	tests := []struct {
+		name        string
+		method      string
+		contentType string
+		body        string
+		chunked     bool
+		status      int
+		code        string
+		message     string
+	}{
+		{name: "GET", method: http.MethodGet, status: 405, code: CodeMethodNotAllowed, message: "POST only"},
+		{name: "PUT", method: http.MethodPut, contentType: "application/json", body: `{"query":"{viewer{id}}"}`, status: 405, code: CodeMethodNotAllowed},
+		{name: "text/plain", contentType: "text/plain", body: `{"query":"{viewer{id}}"}`, status: 415, code: CodeUnsupportedMediaType},
+		{name: "application/graphql", contentType: "application/graphql", body: `{viewer{id}}`, status: 415, code: CodeUnsupportedMediaType},
+		{name: "form", contentType: "application/x-www-form-urlencoded", body: `query=%7Bviewer%7Bid%7D%7D`, status: 415, code: CodeUnsupportedMediaType},
+		{name: "no content type", body: `{"query":"{viewer{id}}"}`, status: 415, code: CodeUnsupportedMediaType},
+		{name: "latin-1", contentType: "application/json; charset=iso-8859-1", body: `{"query":"{viewer{id}}"}`, status: 415, code: CodeUnsupportedMediaType},
+		{name: "oversized body", contentType: "application/json", body: big, status: 413, code: CodePayloadTooLarge},
+		{name: "oversized chunked body", contentType: "application/json", body: big, chunked: true, status: 413, code: CodePayloadTooLarge},
+		{name: "malformed JSON", contentType: "application/json", body: `{"query": "{ viewer { id } }"`, status: 400, code: CodeBadRequest, message: "not a JSON object"},
+		{name: "trailing data", contentType: "application/json", body: `{"query": "{ viewer { id } }"} {}`, status: 400, code: CodeBadRequest},
+		{name: "JSON string", contentType: "application/json", body: `"{ viewer { id } }"`, status: 400, code: CodeBadRequest},
+		{name: "JSON null", contentType: "application/json", body: `null`, status: 400, code: CodeBadRequest},
+		{name: "batch", contentType: "application/json", body: `[{"query": "{ viewer { id } }"}]`, status: 400, code: CodeBadRequest, message: "batched"},
+		{name: "missing query", contentType: "application/json", body: `{"variables": {}}`, status: 400, code: CodeBadRequest, message: "no query"},
+		{name: "empty query", contentType: "application/json", body: `{"query": "  "}`, status: 400, code: CodeBadRequest, message: "no query"},
+		{name: "query not a string", contentType: "application/json", body: `{"query": {"viewer": "id"}}`, status: 400, code: CodeBadRequest, message: "query must be a string"},
+		{name: "variables not an object", contentType: "application/json", body: `{"query": "{ viewer { id } }", "variables": [1]}`, status: 400, code: CodeBadRequest, message: "variables"},
+		{name: "operationName not a string", contentType: "application/json", body: `{"query": "{ viewer { id } }", "operationName": 3}`, status: 400, code: CodeBadRequest, message: "operationName"},
+		{name: "syntax error", contentType: "application/json", body: `{"query": "{ viewer { id }"}`, status: 400, code: CodeParseFailed, message: "syntax error"},
+		{name: "unknown field", contentType: "application/json", body: `{"query": "{ viewer { orders { number } } }"}`, status: 400, code: CodeValidationFailed, message: "Cannot query field"},
+		{name: "wrong variable type", contentType: "application/json", body: `{"query": "query($n: Int) { viewer { enrolledCourses(first: $n) { totalCount } } }", "variables": {"n": "ten"}}`, status: 400, code: CodeBadUserInput, message: "$n"},
+		{name: "variable out of range", contentType: "application/json", body: `{"query": "query($n: Int) { viewer { enrolledCourses(first: $n) { totalCount } } }", "variables": {"n": 3000000000}}`, status: 400, code: CodeBadUserInput},
+		{name: "fractional Int", contentType: "application/json", body: `{"query": "query($n: Int) { viewer { enrolledCourses(first: $n) { totalCount } } }", "variables": {"n": 2.5}}`, status: 400, code: CodeBadUserInput},
+		{name: "missing required variable", contentType: "application/json", body: `{"query": "mutation($id: ID!) { markNotificationRead(id: $id) { id } }"}`, status: 400, code: CodeValidationFailed, message: "ID!"},
+		{name: "null required variable", contentType: "application/json", body: `{"query": "mutation($id: ID!) { markNotificationRead(id: $id) { id } }", "variables": {"id": null}}`, status: 400, code: CodeValidationFailed, message: "null"},
+		{name: "boolean as string", contentType: "application/json", body: `{"query": "query($u: Boolean) { notifications(unreadOnly: $u) { totalCount } }", "variables": {"u": "yes"}}`, status: 400, code: CodeBadUserInput},
+		{name: "unknown operation", contentType: "application/json", body: `{"query": "query A { viewer { id } } query B { viewer { name } }", "operationName": "C"}`, status: 400, code: CodeOperationResolution},
+		{name: "two operations, no name", contentType: "application/json", body: `{"query": "query A { viewer { id } } query B { viewer { name } }"}`, status: 400, code: CodeOperationResolution},
+		{name: "subscription", contentType: "application/json", body: `{"query": "subscription { viewer { id } }"}`, status: 400},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			method := tc.method
+			if method == "" {
+				method = http.MethodPost
+			}
+			req := httptest.NewRequest(method, testOrigin+"/member/graphql", strings.NewReader(tc.body))
+			if tc.chunked {
+				req.ContentLength = -1
+			}
+			if tc.contentType != "" {
+				req.Header.Set("Content-Type", tc.contentType)
+			}
+			req.Header.Set("Authorization", "Bearer "+readWrite)
+			r := api.do(req)
+			if r.status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.raw)
+			}
+			if len(r.Errors) == 0 || r.Data != nil {
+				t.Fatalf("want a GraphQL error response without data: %s", r.raw)
+			}
+			if tc.code != "" && r.codes()[0] != tc.code {
+				t.Errorf("code %v, want %s: %s", r.codes(), tc.code, r.raw)
+			}
+			if !strings.Contains(r.Errors[0].Message, tc.message) {
+				t.Errorf("message %q does not say %q", r.Errors[0].Message, tc.message)
+			}
+			if !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
+				t.Errorf("Content-Type %q", r.header.Get("Content-Type"))
+			}
+			if tc.status == 405 && r.header.Get("Allow") != "POST" {
+				t.Errorf("Allow %q", r.header.Get("Allow"))
+			}
+			if api.store.count("UserByID") != 0 {
+				t.Error("a refused request reached the store")
+			}
+		})
+	}
+}
+
+// operationName picks the operation; variables reach it, with defaults.
+func TestMemberAPIOperationNameAndVariables(t *testing.T) {
+	api := newTestAPI(t, seededFake(), nil)
+	doc := `query Courses($n: Int = 1, $after: String) { viewer { enrolledCourses(first: $n, after: $after) { nodes { slug } pageInfo { endCursor } } } }
+		query Me { viewer { name } }`
+	r := api.post(readOnly, doc, nil, "Me")
+	if r.status != 200 || path(r.Data, "viewer", "name") != "Mem Ber" || path(r.Data, "viewer", "enrolledCourses") != nil {
+		t.Fatalf("operationName Me: %d %s", r.status, r.raw)
+	}
+	r = api.post(readOnly, doc, nil, "Courses")
+	if got := path(r.Data, "viewer", "enrolledCourses", "nodes"); !cmp.Equal(got, []any{map[string]any{"slug": "one"}}) {
+		t.Fatalf("the default $n = 1: %s", r.raw)
+	}
+	cursor := path(r.Data, "viewer", "enrolledCourses", "pageInfo", "endCursor")
+	r = api.post(readOnly, doc, map[string]any{"n": 5, "after": cursor}, "Courses")
+	if got := path(r.Data, "viewer", "enrolledCourses", "nodes"); !cmp.Equal(got, []any{map[string]any{"slug": "two"}}) {
+		t.Fatalf("variables n=5, after=%v: %s", cursor, r.raw)
+	}
+	// GraphQL over HTTP: a client that asks for the newer media type gets it.
+	req := api.request(readOnly, "application/json", []byte(`{"query": "{ viewer { id } }"}`))
+	req.Header.Set("Accept", "application/graphql-response+json, application/json;q=0.9")
+	if res := api.do(req); res.header.Get("Content-Type") != "application/graphql-response+json; charset=utf-8" || res.status != 200 {
+		t.Fatalf("Accept graphql-response+json: %d %q", res.status, res.header.Get("Content-Type"))
+	}
+}
+
+// Scopes are decided before execution: a mutation needs account:write, a
+// query account:read; the 403 names the scope so that OAuth and MCP clients
+// can step up. Nothing runs.
+func TestMemberAPIScopes(t *testing.T) {
+	const mutation = `mutation { markAllNotificationsRead }`
+	tests := []struct {
+		name, token, query string
+		status             int
+		scope              string
+	}{
+		{"mutation with account:read only", readOnly, mutation, 403, "account:write"},
+		{"mutation with operator scopes", operator, mutation, 403, "account:write"},
+		{"named mutation among queries", readOnly, `query Q { viewer { id } } mutation M { markAllNotificationsRead }`, 403, "account:write"},
+		{"query with account:write only", writeOnly, viewerQuery, 403, "account:read"},
+		{"query with operator scopes", operator, viewerQuery, 403, "account:read"},
+		{"introspection with operator scopes", operator, `{ __schema { queryType { name } } }`, 403, "account:read"},
+		{"mutation with account:write", writeOnly, mutation, 200, ""},
+		{"query with account:read", readOnly, viewerQuery, 200, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			store := seededFake()
+			api := newTestAPI(t, store, nil)
+			var r *gqlResult
+			if strings.Contains(tc.query, "query Q") {
+				r = api.post(tc.token, tc.query, nil, "M")
+			} else {
+				r = api.post(tc.token, tc.query, nil)
+			}
+			if r.status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.raw)
+			}
+			if tc.status != 403 {
+				return
+			}
+			www := r.header.Get("WWW-Authenticate")
+			for _, want := range []string{`error="insufficient_scope"`, `scope="` + tc.scope + `"`, `resource_metadata="` + testOrigin + `/.well-known/oauth-protected-resource"`} {
+				if !strings.Contains(www, want) {
+					t.Errorf("WWW-Authenticate %q lacks %s", www, want)
+				}
+			}
+			if store.count("MarkAllNotificationsRead")+store.count("UserByID") != 0 {
+				t.Error("a request refused for its scope ran")
+			}
+		})
+	}
+}
+
+// No token or a bad one: 401 invalid_token pointing at the metadata.
+func TestMemberAPIRequiresAToken(t *testing.T) {
+	api := newTestAPI(t, seededFake(), nil)
+	for _, token := range []string{"", "bad"} {
+		r := api.do(api.request(token, "application/json", []byte(`{"query": "{ viewer { id } }"}`)))
+		www := r.header.Get("WWW-Authenticate")
+		if r.status != 401 || !strings.Contains(www, `resource_metadata="`+testOrigin+`/.well-known/oauth-protected-resource"`) || !strings.Contains(www, `error="invalid_token"`) {
+			t.Fatalf("token %q: %d %q %s", token, r.status, www, r.raw)
+		}
+	}
+}
+
+// first defaults to 20, may not exceed 100 and must be positive; cursors
+// must be this connection's.
+func TestMemberAPIPageArguments(t *testing.T) {
+	api := newTestAPI(t, seededFake(), nil)
+	notificationCursor := encodeCursor(kindNotification, 22)
+	tests := []struct {
+		name, args string
+		ok         bool
+	}{
+		{"default", "", true},
+		{"100", "(first: 100)", true},
+		{"101", "(first: 101)", false},
+		{"0", "(first: 0)", false},
+		{"negative", "(first: -1)", false},
+		{"not base64", `(after: "%%%")`, false},
+		{"padded base64", `(after: "` + encodeCursor(kindEnrollment, 1) + `==")`, false},
+		{"another connection's cursor", `(after: "` + notificationCursor + `")`, false},
+		{"non-canonical id", `(after: "` + b64("enrollment:01") + `")`, false},
+		{"zero id", `(after: "` + b64("enrollment:0") + `")`, false},
+		{"huge id", `(after: "` + b64("enrollment:99999999999999999999") + `")`, false},
+		{"no kind", `(after: "` + b64("1") + `")`, false},
+		{"own cursor", `(after: "` + encodeCursor(kindEnrollment, 1) + `")`, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := api.post(readOnly, `{ viewer { enrolledCourses`+tc.args+` { totalCount } } }`, nil)
+			if r.status != 200 {
+				t.Fatalf("status %d: %s", r.status, r.raw)
+			}
+			if tc.ok {
+				if len(r.Errors) != 0 {
+					t.Fatalf("errors: %s", r.raw)
+				}
+				return
+			}
+			if cmp.Diff([]string{CodeBadUserInput}, r.codes()) != "" || !cmp.Equal(r.Errors[0].Path, []any{"viewer", "enrolledCourses"}) {
+				t.Fatalf("want one BAD_USER_INPUT error at viewer.enrolledCourses: %s", r.raw)
+			}
+		})
+	}
+}
+
+func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+
+// Cursors are opaque, round-trip, and belong to one connection.
+func TestMemberAPICursors(t *testing.T) {
+	for _, kind := range []string{kindEnrollment, kindNotification} {
+		for _, id := range []int64{1, 42, 1<<63 - 1} {
+			c := encodeCursor(kind, id)
+			if got, ok := decodeCursor(kind, c); !ok || got != id {
+				t.Errorf("%s %d: %q decodes to %d %v", kind, id, c, got, ok)
+			}
+			if _, ok := decodeCursor(kindProduct, c); ok {
+				t.Errorf("%q is accepted by another connection", c)
+			}
+		}
+	}
+}
+
+// Store failures never show their text: ErrUnavailable is 503 UNAVAILABLE
+// with Retry-After, anything else INTERNAL_SERVER_ERROR; both are logged.
+func TestMemberAPIStoreErrorsLeakNothing(t *testing.T) {
+	secret := errors.New(`pq: relation "secret_table" does not exist at 10.0.0.7`)
+	tests := []struct {
+		name   string
+		method string
+		err    error
+		query  string
+		status int
+		code   string
+	}{
+		{"unavailable", "ListEnrollments", fmt.Errorf("%w: dial tcp 10.0.0.7:5432: secret_table refused", storage.ErrUnavailable), `{ viewer { enrolledCourses { totalCount } } }`, 503, CodeUnavailable},
+		{"internal", "ListEnrollments", secret, `{ viewer { enrolledCourses { totalCount } } }`, 200, CodeInternal},
+		{"internal in batch", "LastWatched", secret, `{ viewer { enrolledCourses { nodes { lastWatchedLecture { lectureId } } } } }`, 200, CodeInternal},
+		{"internal in user", "UserByID", secret, `{ viewer { name email } }`, 200, CodeInternal},
+		{"internal in mutation", "MarkAllNotificationsRead", secret, `mutation { markAllNotificationsRead }`, 200, CodeInternal},
+		{"unavailable in mutation", "MarkNotificationRead", storage.ErrUnavailable, `mutation { markNotificationRead(id: "22") { id } }`, 503, CodeUnavailable},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			store := seededFake()
+			store.fail[tc.method] = tc.err
+			api := newTestAPI(t, store, nil)
+			r := api.post(readWrite, tc.query, nil)
+			if r.status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.raw)
+			}
+			if len(r.Errors) == 0 || r.codes()[0] != tc.code {
+				t.Fatalf("codes %v, want %s: %s", r.codes(), tc.code, r.raw)
+			}
+			if strings.Contains(r.raw, "secret_table") || strings.Contains(r.raw, "10.0.0.7") || strings.Contains(r.raw, "storage:") {
+				t.Fatalf("the response shows internals: %s", r.raw)
+			}
+			if tc.status == 503 && r.header.Get("Retry-After") == "" {
+				t.Error("503 without Retry-After")
+			}
+			if !strings.Contains(api.logText(), "secret_table") && tc.code == CodeInternal {
+				t.Errorf("the cause was not logged:\n%s", api.logText())
+			}
+		})
+	}
+}
+
+// A panicking resolver answers "internal error", logged with its stack.
+func TestMemberAPIPanicsLeakNothing(t *testing.T) {
+	store := seededFake()
+	store.panic["UnreadNotificationCount"] = true
+	api := newTestAPI(t, store, nil)
+	r := api.post(readOnly, `{ unreadNotificationCount viewer { id } }`, nil)
+	if r.status != 200 || cmp.Diff([]string{CodeInternal}, r.codes()) != "" || strings.Contains(r.raw, "secret detail") {
+		t.Fatalf("%d %s", r.status, r.raw)
+	}
+	if !strings.Contains(api.logText(), "secret detail") {
+		t.Errorf("the panic was not logged:\n%s", api.logText())
+	}
+}
+
+// Mutations touch only the member's own rows at this site.
+func TestMemberAPIMutations(t *testing.T) {
+	store := seededFake()
+	api := newTestAPI(t, store, nil)
+	r := api.post(readWrite, `mutation { markNotificationRead(id: "22") { id readAt } }`, nil)
+	if got := path(r.Data, "markNotificationRead", "readAt"); got != "2026-05-02T00:00:00Z" {
+		t.Fatalf("markNotificationRead: %s", r.raw)
+	}
+	for _, id := range []string{"23", "24", "999", "abc", "-1", "0"} {
+		r := api.post(readWrite, `mutation($id: ID!) { markNotificationRead(id: $id) { id title } }`, map[string]any{"id": id})
+		if r.status != 200 || cmp.Diff([]string{CodeNotFound}, r.codes()) != "" || r.Data != nil && path(r.Data, "markNotificationRead") != nil {
+			t.Fatalf("id %s: %s", id, r.raw)
+		}
+		if strings.Contains(r.raw, "secret") || strings.Contains(r.raw, "other site") {
+			t.Fatalf("id %s shows another member's data: %s", id, r.raw)
+		}
+	}
+	if store.notifications[2].ReadAt != nil || store.notifications[3].ReadAt != nil {
+		t.Fatal("another member's (or another site's) notification was marked read")
+	}
+	// The subscriptions: a known topic, an existing odd one, and refusals.
+	for _, tc := range []struct {
+		topic, channel string
+		ok             bool
+	}{
+		{"announcements", "push", true},
+		{"legacy_digest", "sms", true},
+		{"made_up", "email", false},
+		{"announcements", "carrier_pigeon", false},
+		{"Announcements", "email", false},
+		{strings.Repeat("a", 65), "email", false},
+	} {
+		r := api.post(readWrite, `mutation($t: String!, $c: String!) { updateNotificationSubscription(topic: $t, channel: $c, enabled: false) { topic channel enabled } }`,
+			map[string]any{"t": tc.topic, "c": tc.channel})
+		if tc.ok != (len(r.Errors) == 0) {
+			t.Fatalf("%s/%s: %s", tc.topic, tc.channel, r.raw)
+		}
+		if !tc.ok && r.codes()[0] != CodeBadUserInput {
+			t.Fatalf("%s/%s: %s", tc.topic, tc.channel, r.raw)
+		}
+	}
+	r = api.post(readWrite, `mutation { markAllNotificationsRead }`, nil)
+	if path(r.Data, "markAllNotificationsRead") != 0.0 {
+		t.Fatalf("markAllNotificationsRead after marking the only unread one: %s", r.raw)
+	}
+}
+
+// enrolledCourses(first: 100) with lastWatchedLecture is one ListEnrollments
+// and one LastWatched call, whatever the page size.
+func TestMemberAPIBatchesLastWatched(t *testing.T) {
+	for _, n := range []int{1, 100} {
+		store := seededFake()
+		store.enrollments, store.progress = nil, nil
+		for i := 1; i <= n; i++ {
+			store.enrollments = append(store.enrollments, storage.EnrollmentView{ID: int64(i), CourseID: int64(1000 + i), CourseSlug: fmt.Sprint("c", i)})
+			store.enrollUser[int64(i)] = testUser
+			store.progress = append(store.progress, storage.LectureProgress{SiteID: testSiteID, UserID: testUser, CourseID: int64(1000 + i), LectureID: int64(i)})
+		}
+		api := newTestAPI(t, store, nil)
+		r := api.post(readOnly, `{ viewer { enrolledCourses(first: 100) { nodes { slug lastWatchedLecture { lectureId positionSeconds } } } } }`, nil)
+		nodes, _ := path(r.Data, "viewer", "enrolledCourses", "nodes").([]any)
+		if len(nodes) != n || path(nodes[n-1], "lastWatchedLecture", "lectureId") != fmt.Sprint(n) {
+			t.Fatalf("%d enrollments: %s", n, r.raw)
+		}
+		if a, b := store.count("ListEnrollments"), store.count("LastWatched"); a != 1 || b != 1 {
+			t.Fatalf("%d enrollments: ListEnrollments %d calls, LastWatched %d; want 1 and 1", n, a, b)
+		}
+		// Without lastWatchedLecture, no LastWatched at all.
+		store.resetCounts()
+		api.post(readOnly, `{ viewer { enrolledCourses(first: 100) { nodes { slug } } } }`, nil)
+		if store.count("LastWatched") != 0 {
+			t.Fatal("LastWatched called for a query that does not select lastWatchedLecture")
+		}
+	}
+}
+
+// Profile and roles are read once per request, however many aliases ask.
+func TestMemberAPIMemoizesViewer(t *testing.T) {
+	store := seededFake()
+	api := newTestAPI(t, store, nil)
+	r := api.post(readOnly, `{ a: viewer { name email schools { id } } b: viewer { name schools { name } } }`, nil)
+	if r.status != 200 || len(r.Errors) != 0 {
+		t.Fatal(r.raw)
+	}
+	if store.count("UserByID") != 1 || store.count("SitesOfUser") != 1 {
+		t.Fatalf("UserByID %d, SitesOfUser %d; want 1 each", store.count("UserByID"), store.count("SitesOfUser"))
+	}
+}
+
+// Every error of a response has extensions.code.
+func TestMemberAPIErrorsHaveCodes(t *testing.T) {
+	api := newTestAPI(t, seededFake(), nil)
+	bodies := []string{
+		`{"query": "{ viewer { enrolledCourses(first: 1000) { totalCount } } }"}`,
+		`{"query": "{ nope }"}`,
+		`{"query": "{"}`,
+	}
+	for _, b := range bodies {
+		r := api.do(api.request(readOnly, "application/json", []byte(b)))
+		var raw struct {
+			Errors []map[string]any `json:"errors"`
+		}
+		if err := json.Unmarshal([]byte(r.raw), &raw); err != nil || len(raw.Errors) == 0 {
+			t.Fatalf("%s: %s", b, r.raw)
+		}
+		for _, e := range raw.Errors {
+			if c, _ := path(e, "extensions", "code").(string); c == "" {
+				t.Errorf("%s: error without a code: %v", b, e)
+			}
+		}
+	}
+}
+
+func TestMemberAPINewNeedsStoreAndVerifier(t *testing.T) {
+	if _, err := New(Options{}); err == nil {
+		t.Fatal("New without a store and a verifier succeeded")
+	}
+}
+
+// A failed batch fails each node of its page, and is logged once.
+func TestMemberAPIBatchFailureLoggedOnce(t *testing.T) {
+	store := seededFake()
+	store.fail["LastWatched"] = errors.New("pq: connection reset by peer 10.0.0.7")
+	api := newTestAPI(t, store, nil)
+	r := api.post(readOnly, `{ viewer { enrolledCourses { nodes { slug lastWatchedLecture { lectureId } } } } }`, nil)
+	if r.status != 200 || cmp.Diff([]string{CodeInternal, CodeInternal}, r.codes()) != "" || strings.Contains(r.raw, "10.0.0.7") {
+		t.Fatalf("%d %s", r.status, r.raw)
+	}
+	if n := strings.Count(api.logText(), "10.0.0.7"); n != 1 {
+		t.Fatalf("the batch failure was logged %d times:\n%s", n, api.logText())
+	}
+}
+
+// Without a site in the context (the tenant middleware did not run) the
+// handler touches nothing.
+func TestMemberAPINeedsASite(t *testing.T) {
+	store := seededFake()
+	h, err := New(Options{Store: store, Verifier: fakeAuth{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := &testAPI{t: t, h: h}
+	r := api.post(readOnly, viewerQuery, nil)
+	if r.status != 404 || store.count("UserByID") != 0 {
+		t.Fatalf("%d %s", r.status, r.raw)
+	}
+}

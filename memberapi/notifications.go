@@ -1,0 +1,181 @@
+package memberapi
+
+import (
+	"context"
+	"slices"
+	"strconv"
+
+	graphql "github.com/graph-gophers/graphql-go"
+
+	"github.com/lectern/lectern/authserver/scope"
+	"github.com/lectern/lectern/storage"
+)
+
+// Topics and channels a member may subscribe to without having a setting
+// for them yet. Settings the member already has (whatever created them) may
+// always be changed.
+var (
+	knownTopics   = []string{"announcements", "course_updates", "event_reminders"}
+	knownChannels = []string{"email", "push"}
+)
+
+const notificationNotFound = "no notification with this id"
+
+type notificationsArgs struct {
+	First      *int32
+	After      *string
+	UnreadOnly bool
+}
+
+// Notifications implements Query.notifications: newest first, so the
+// cursor's ID is an upper bound (storage.MemberStore.ListNotifications).
+func (resolver) Notifications(ctx context.Context, args notificationsArgs) (*connection[*notificationResolver], error) {
+	rq := requestFrom(ctx)
+	if err := rq.need(scope.AccountRead); err != nil {
+		return nil, err
+	}
+	p, first, err := pageArgs{args.First, args.After}.page(kindNotification)
+	if err != nil {
+		return nil, err
+	}
+	rows, total, err := rq.store.ListNotifications(ctx, rq.site.ID, rq.userID(), p, args.UnreadOnly)
+	if err != nil {
+		return nil, storeError(err, "")
+	}
+	return newConnection(kindNotification, rows, total, first,
+		func(n *storage.Notification) int64 { return n.ID },
+		func(n *storage.Notification) *notificationResolver { return &notificationResolver{n} }), nil
+}
+
+// UnreadNotificationCount implements Query.unreadNotificationCount.
+func (resolver) UnreadNotificationCount(ctx context.Context) (int32, error) {
+	rq := requestFrom(ctx)
+	if err := rq.need(scope.AccountRead); err != nil {
+		return 0, err
+	}
+	n, err := rq.store.UnreadNotificationCount(ctx, rq.site.ID, rq.userID())
+	if err != nil {
+		return 0, storeError(err, "")
+	}
+	return clampInt32(n), nil
+}
+
+// NotificationSubscriptions implements Query.notificationSubscriptions.
+func (resolver) NotificationSubscriptions(ctx context.Context) ([]*subscriptionResolver, error) {
+	rq := requestFrom(ctx)
+	if err := rq.need(scope.AccountRead); err != nil {
+		return nil, err
+	}
+	subs, err := rq.store.NotificationSubscriptions(ctx, rq.site.ID, rq.userID())
+	if err != nil {
+		return nil, storeError(err, "")
+	}
+	out := make([]*subscriptionResolver, len(subs))
+	for i := range subs {
+		out[i] = &subscriptionResolver{&subs[i]}
+	}
+	return out, nil
+}
+
+// MarkNotificationRead implements Mutation.markNotificationRead. The store
+// matches the ID together with the site and the member, so another member's
+// notification, or the member's own at another site, is NOT_FOUND, the same
+// answer as an ID that does not exist.
+func (resolver) MarkNotificationRead(ctx context.Context, args struct{ ID graphql.ID }) (*notificationResolver, error) {
+	rq := requestFrom(ctx)
+	if err := rq.need(scope.AccountWrite); err != nil {
+		return nil, err
+	}
+	id, err := strconv.ParseInt(string(args.ID), 10, 64)
+	if err != nil || id <= 0 {
+		return nil, notFound(notificationNotFound)
+	}
+	n, err := rq.store.MarkNotificationRead(ctx, rq.site.ID, rq.userID(), id, rq.now())
+	if err != nil {
+		return nil, storeError(err, notificationNotFound)
+	}
+	return &notificationResolver{n}, nil
+}
+
+// MarkAllNotificationsRead implements Mutation.markAllNotificationsRead.
+func (resolver) MarkAllNotificationsRead(ctx context.Context) (int32, error) {
+	rq := requestFrom(ctx)
+	if err := rq.need(scope.AccountWrite); err != nil {
+		return 0, err
+	}
+	n, err := rq.store.MarkAllNotificationsRead(ctx, rq.site.ID, rq.userID(), rq.now())
+	if err != nil {
+		return 0, storeError(err, "")
+	}
+	return clampInt32(n), nil
+}
+
+type subscriptionArgs struct {
+	Topic   string
+	Channel string
+	Enabled bool
+}
+
+// UpdateNotificationSubscription implements
+// Mutation.updateNotificationSubscription.
+func (resolver) UpdateNotificationSubscription(ctx context.Context, args subscriptionArgs) (*subscriptionResolver, error) {
+	rq := requestFrom(ctx)
+	if err := rq.need(scope.AccountWrite); err != nil {
+		return nil, err
+	}
+	if !validName(args.Topic, 64) || !validName(args.Channel, 32) {
+		return nil, badInput("topic and channel are lower-case names (a-z, 0-9, _)")
+	}
+	if !slices.Contains(knownTopics, args.Topic) || !slices.Contains(knownChannels, args.Channel) {
+		// Not a known pair: allowed only if the member has this setting.
+		subs, err := rq.store.NotificationSubscriptions(ctx, rq.site.ID, rq.userID())
+		if err != nil {
+			return nil, storeError(err, "")
+		}
+		if !slices.ContainsFunc(subs, func(s storage.NotificationSubscription) bool {
+			return s.Topic == args.Topic && s.Channel == args.Channel
+		}) {
+			return nil, badInput("unknown topic or channel; topics: %v, channels: %v", knownTopics, knownChannels)
+		}
+	}
+	sub := &storage.NotificationSubscription{
+		SiteID: rq.site.ID, UserID: rq.userID(), Topic: args.Topic, Channel: args.Channel, Enabled: args.Enabled,
+	}
+	if err := rq.store.SetNotificationSubscription(ctx, sub); err != nil {
+		return nil, storeError(err, "")
+	}
+	return &subscriptionResolver{sub}, nil
+}
+
+// validName reports whether s is a non-empty lower-case identifier of at
+// most maxLen bytes (the column sizes of topic and channel).
+func validName(s string, maxLen int) bool {
+	if s == "" || len(s) > maxLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+type notificationResolver struct{ n *storage.Notification }
+
+func (r *notificationResolver) ID() graphql.ID      { return int64ID(r.n.ID) }
+func (r *notificationResolver) Kind() string        { return r.n.Kind }
+func (r *notificationResolver) Title() string       { return r.n.Title }
+func (r *notificationResolver) Body() string        { return r.n.Body }
+func (r *notificationResolver) URL() string         { return r.n.URL }
+func (r *notificationResolver) CreatedAt() DateTime { return dateTime(r.n.CreatedAt) }
+func (r *notificationResolver) ReadAt() *DateTime   { return optDateTime(r.n.ReadAt) }
+
+type subscriptionResolver struct {
+	s *storage.NotificationSubscription
+}
+
+func (r *subscriptionResolver) Topic() string   { return r.s.Topic }
+func (r *subscriptionResolver) Channel() string { return r.s.Channel }
+func (r *subscriptionResolver) Enabled() bool   { return r.s.Enabled }
