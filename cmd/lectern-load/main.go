@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -47,7 +48,7 @@ func main() {
 	flag.IntVar(&cfg.clients, "clients", 256, "bench clients (the token endpoint allows 30 requests/s per client)")
 	flag.DurationVar(&cfg.duration, "duration", 10*time.Second, "measured time per scenario and concurrency (at most 60s)")
 	flag.StringVar(&conc, "concurrency", "16,64", "comma-separated concurrency levels")
-	flag.StringVar(&scen, "scenarios", "flow,refresh,userinfo", "comma-separated scenarios")
+	flag.StringVar(&scen, "scenarios", "flow,refresh,userinfo,graphql", "comma-separated scenarios: flow, refresh, userinfo, graphql")
 	cpuProfile := flag.String("cpuprofile", "", "write the load generator's own CPU profile here")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -250,6 +251,10 @@ func (b *bench) flow(worker int, client string) (*tokens, error) {
 
 var formHeaders = []string{"Content-Type: application/x-www-form-urlencoded"}
 
+// graphqlBody is issue 5's benchmark query: a page of enrolled courses with
+// the last watched lecture of each.
+var graphqlBody = []byte(`{"query":"{ viewer { enrolledCourses(first: 20) { nodes { slug lastWatchedLecture { lectureId positionSeconds } } } } }"}`)
+
 // tokenOn posts to the token endpoint over c.
 func (b *bench) tokenOn(c *conn, form url.Values) (*tokens, error) {
 	resp, err := c.do("POST", b.host, "/api/oauth/token", formHeaders, []byte(form.Encode()))
@@ -314,6 +319,15 @@ func (b *bench) measure(ctx context.Context, sc string, c int) (*result, error) 
 				return err
 			}
 			st.refresh[k] = t.RefreshToken
+			return nil
+		case "graphql":
+			resp, err := b.conns[w].do("POST", b.host, "/member/graphql", []string{"Authorization: Bearer " + st.access, "Content-Type: application/json"}, graphqlBody)
+			if err != nil {
+				return err
+			}
+			if resp.status != 200 || !bytes.Contains(resp.body, []byte(`"enrolledCourses"`)) || bytes.Contains(resp.body, []byte(`"errors"`)) {
+				return fmt.Errorf("graphql %d %.200s", resp.status, resp.body)
+			}
 			return nil
 		case "userinfo":
 			resp, err := b.conns[w].do("GET", b.host, "/api/oauth/userinfo", []string{"Authorization: Bearer " + st.access}, nil)
