@@ -21,4 +21,7 @@ const (
 	AuthMDPath        = "/auth.md"
 	LLMSTxtPath       = "/llms.txt"
 	PricingMDPath     = "/pricing.md"
+	// CoursesPath is the prefix of the courses' Markdown pages,
+	// /courses/<slug>.md (see CourseMDPath).
+	CoursesPath = "/courses"
 )

@@ -6,13 +6,16 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lectern/lectern/discovery"
+	"github.com/lectern/lectern/mcp"
 )
 
 // mountAgentDocs mounts /auth.md, /llms.txt, /pricing.md and the course
-// pages. Until they land, they answer 501.
+// pages /courses/<slug>.md.
 func mountAgentDocs(e *echo.Echo, a *app) {
-	for _, p := range []string{discovery.AuthMDPath, discovery.LLMSTxtPath, discovery.PricingMDPath} {
-		e.Add(http.MethodGet, p, notImplemented)
-	}
-	_ = a
+	d := discovery.NewDocs(discovery.DocsOptions{Store: a.store, MCPTools: mcp.ToolAccess(), Logger: a.logger})
+	methods := []string{http.MethodGet, http.MethodHead}
+	e.Match(methods, discovery.AuthMDPath, echo.WrapHandler(http.HandlerFunc(d.AuthMD)))
+	e.Match(methods, discovery.LLMSTxtPath, echo.WrapHandler(http.HandlerFunc(d.LLMSTxt)))
+	e.Match(methods, discovery.PricingMDPath, echo.WrapHandler(http.HandlerFunc(d.PricingMD)))
+	e.Match(methods, discovery.CoursesPath+"/:page", echo.WrapHandler(http.HandlerFunc(d.CourseMD)))
 }

@@ -6,11 +6,14 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lectern/lectern/discovery"
+	"github.com/lectern/lectern/mcp"
 )
 
-// mountMCP mounts the mcp routes. Until they land, the path answers 501 so
-// that the metadata can already name it.
+// mountMCP mounts /mcp, each site's MCP server (Streamable HTTP, stateless).
+// POST carries JSON-RPC; GET answers an event-stream request with 405 (no
+// sessions) and a plain GET with a description of the endpoint; DELETE is
+// 405. All of them pass the Origin check and authentication first.
 func mountMCP(e *echo.Echo, a *app) {
-	e.Add(http.MethodPost, discovery.MCPPath, notImplemented)
-	_ = a
+	h := mcp.New(mcp.Options{Store: a.store, Auth: a.verifier, Logger: a.logger})
+	e.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, discovery.MCPPath, echo.WrapHandler(h))
 }

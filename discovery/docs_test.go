@@ -1,0 +1,223 @@
+package discovery
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
+)
+
+type docsFakeStore struct {
+	offerings *storage.Offerings
+	courses   map[string]*storage.CourseDetail
+	err       error
+}
+
+func (f *docsFakeStore) Offerings(context.Context, tenant.ID, time.Time) (*storage.Offerings, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return f.offerings, nil
+}
+
+func (f *docsFakeStore) CourseBySlug(_ context.Context, _ tenant.ID, slug string) (*storage.CourseDetail, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	if c, ok := f.courses[slug]; ok {
+		return c, nil
+	}
+	return nil, storage.ErrNotFound
+}
+
+var docsSiteA = &tenant.Site{ID: 1, Slug: "a", Name: "Vendor *School*", Origin: "https://a.example", Variant: tenant.VariantVendor, IDTokens: true}
+
+func docsServe(t *testing.T, d *Docs, site *tenant.Site, h func(*Docs) http.HandlerFunc, path string, hdr ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	if site != nil {
+		req = req.WithContext(tenant.WithSite(req.Context(), site))
+	}
+	w := httptest.NewRecorder()
+	h(d)(w, req)
+	return w
+}
+
+func TestDocsPrice(t *testing.T) {
+	for _, c := range []struct {
+		cents    int64
+		currency string
+		want     string
+	}{
+		{4900, "USD", "49.00 USD"},
+		{5, "usd", "0.05 USD"},
+		{0, "EUR", "Free"},
+		{1500, "JPY", "1500 JPY"},
+		{12345, "KWD", "12.345 KWD"},
+		{-250, "EUR", "-2.50 EUR"},
+		{27910, "", "279.10"},
+	} {
+		if got := Price(c.cents, c.currency); got != c.want {
+			t.Errorf("Price(%d, %q) = %q; want %q", c.cents, c.currency, got, c.want)
+		}
+	}
+}
+
+// Catalog text written by operators never becomes markup.
+func TestDocsMarkdownEscaping(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"Live Q&A: Go in Production", "Live Q&A: Go in Production"},
+		{"a | b", `a \| b`},
+		{"[click](javascript:x)", `\[click\](javascript:x)`},
+		{"<script>alert(1)</script>", `\<script\>alert(1)\</script\>`},
+		{"line one\n\n# heading", "line one # heading"},
+		{"*bold* _it_ `code`", "\\*bold\\* \\_it\\_ \\`code\\`"},
+	} {
+		if got := mdText(c.in); got != c.want {
+			t.Errorf("mdText(%q) = %q; want %q", c.in, got, c.want)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"# Not a heading", `\# Not a heading`},
+		{"- not a list", `\- not a list`},
+		{"1. not a list", `1\. not a list`},
+		{"2024 was good", "2024 was good"},
+	} {
+		if got := mdParagraph(c.in); got != c.want {
+			t.Errorf("mdParagraph(%q) = %q; want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestDocsPKCEExample(t *testing.T) {
+	// RFC 7636 Appendix B.
+	if got := S256Challenge(PKCEExampleVerifier); got != "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM" {
+		t.Errorf("S256Challenge = %s", got)
+	}
+}
+
+// auth.md follows the site: variant, CIMD openness, MCP connections,
+// id_tokens.
+func TestAuthMDFollowsTheSite(t *testing.T) {
+	tools := []MCPTool{{Name: "search_courses"}, {Name: "my_enrollments", Scopes: []string{"account:read"}}}
+	vendor := string(authMarkdown(docsSiteA, tools))
+	closed := *docsSiteA
+	closed.IDTokens, closed.CIMDOpen, closed.MCPConnections = false, true, false
+	closedDoc := string(authMarkdown(&closed, tools))
+	open := &tenant.Site{ID: 2, Name: "Open", Origin: "http://127.0.0.1:8080", Variant: tenant.VariantOpen, IDTokens: true}
+	openDoc := string(authMarkdown(open, tools))
+
+	for _, c := range []struct {
+		doc  string
+		want []string
+		not  []string
+	}{
+		{vendor, []string{"# Signing in to Vendor \\*School\\*", "client_name", "hosts allowlisted", "not enabled on this site yet", "jwks_uri", "id_token", "| `my_enrollments` | `account:read` |"},
+			[]string{"RFC 7591", "from any host"}},
+		{closedDoc, []string{"accepts documents from any host", "issues no id_token"}, []string{"/.well-known/jwks.json"}},
+		{openDoc, []string{"RFC 7591", "invalid_redirect_uri", "http://127.0.0.1:8080/api/oauth/register", "resource=http%3A%2F%2F127.0.0.1%3A8080"},
+			[]string{"vendor platforms", "a.example"}},
+	} {
+		for _, w := range c.want {
+			if !strings.Contains(c.doc, w) {
+				t.Errorf("auth.md lacks %q", w)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(c.doc, n) {
+				t.Errorf("auth.md has %q", n)
+			}
+		}
+	}
+	// Every endpoint of the metadata appears.
+	as := AuthorizationServer(docsSiteA)
+	for _, u := range []string{as.AuthorizationEndpoint, as.TokenEndpoint, as.UserInfoEndpoint, as.RevocationEndpoint, as.IntrospectionEndpoint, as.RegistrationEndpoint, as.JWKSURI, as.Issuer} {
+		if !strings.Contains(vendor, u) {
+			t.Errorf("auth.md lacks %s", u)
+		}
+	}
+}
+
+func TestDocsETagAndErrors(t *testing.T) {
+	store := &docsFakeStore{
+		offerings: &storage.Offerings{Courses: []storage.Course{{Slug: "go", Title: "Go | fast", PriceCents: 100, Currency: "EUR"}}},
+		courses: map[string]*storage.CourseDetail{"go": {Course: storage.Course{Slug: "go", Title: "Go", Currency: "EUR"},
+			Sections: []storage.SectionOutline{{Section: storage.Section{Title: "Empty"}}}}},
+	}
+	d := NewDocs(DocsOptions{Store: store})
+	w := docsServe(t, d, docsSiteA, func(d *Docs) http.HandlerFunc { return d.PricingMD }, PricingMDPath)
+	etag := w.Header().Get("ETag")
+	if w.Code != 200 || etag == "" || w.Header().Get("Content-Type") != "text/markdown; charset=utf-8" || !strings.Contains(w.Body.String(), `Go \| fast`) {
+		t.Fatalf("pricing.md: %d %v\n%s", w.Code, w.Header(), w.Body)
+	}
+	for _, inm := range []string{etag, "W/" + etag, `"x", ` + etag, "*"} {
+		if w := docsServe(t, d, docsSiteA, func(d *Docs) http.HandlerFunc { return d.PricingMD }, PricingMDPath, "If-None-Match", inm); w.Code != 304 || w.Body.Len() != 0 {
+			t.Errorf("If-None-Match %s: %d", inm, w.Code)
+		}
+	}
+	// A change of the catalog changes the ETag.
+	store.offerings.Courses[0].PriceCents = 200
+	if w := docsServe(t, d, docsSiteA, func(d *Docs) http.HandlerFunc { return d.PricingMD }, PricingMDPath, "If-None-Match", etag); w.Code != 200 || w.Header().Get("ETag") == etag {
+		t.Errorf("after a price change: %d, ETag %s", w.Code, w.Header().Get("ETag"))
+	}
+
+	for _, p := range []string{"/courses/go.md", "/courses/go", "/courses/GO.md", "/courses/.md", "/courses/a/b.md", "/courses/missing.md"} {
+		w := docsServe(t, d, docsSiteA, func(d *Docs) http.HandlerFunc { return d.CourseMD }, p)
+		want := 404
+		if p == "/courses/go.md" {
+			want = 200
+		}
+		if w.Code != want {
+			t.Errorf("GET %s: %d; want %d", p, w.Code, want)
+		}
+	}
+	if w := docsServe(t, d, docsSiteA, func(d *Docs) http.HandlerFunc { return d.CourseMD }, "/courses/go.md"); !strings.Contains(w.Body.String(), "No lectures published yet.") {
+		t.Errorf("course page:\n%s", w.Body)
+	}
+
+	store.err = errors.Join(storage.ErrUnavailable, errors.New("dial tcp: secret"))
+	for _, h := range []func(*Docs) http.HandlerFunc{
+		func(d *Docs) http.HandlerFunc { return d.LLMSTxt },
+		func(d *Docs) http.HandlerFunc { return d.PricingMD },
+		func(d *Docs) http.HandlerFunc { return d.CourseMD },
+	} {
+		w := docsServe(t, d, docsSiteA, h, "/courses/go.md")
+		if w.Code != 503 || w.Header().Get("Retry-After") == "" || strings.Contains(w.Body.String(), "secret") {
+			t.Errorf("storage down: %d %s", w.Code, w.Body)
+		}
+	}
+	// auth.md needs no storage.
+	if w := docsServe(t, d, docsSiteA, func(d *Docs) http.HandlerFunc { return d.AuthMD }, AuthMDPath); w.Code != 200 {
+		t.Errorf("auth.md with storage down: %d", w.Code)
+	}
+	if w := docsServe(t, d, nil, func(d *Docs) http.HandlerFunc { return d.AuthMD }, AuthMDPath); w.Code != 404 {
+		t.Errorf("no site: %d", w.Code)
+	}
+}
+
+// llms.txt stays bounded for a huge catalog, and says where the rest is.
+func TestLLMsTxtBounded(t *testing.T) {
+	o := &storage.Offerings{}
+	for range maxLLMSCourses + 50 {
+		o.Courses = append(o.Courses, storage.Course{Slug: "c", Title: "C", Currency: "USD"})
+	}
+	text := string(llmsText(docsSiteA, o))
+	if n := strings.Count(text, "/courses/c.md"); n != maxLLMSCourses {
+		t.Errorf("%d course links; want %d", n, maxLLMSCourses)
+	}
+	if !strings.Contains(text, "All 250 courses with prices") {
+		t.Error("no pointer to the full list")
+	}
+	if !strings.HasPrefix(text, "# Vendor \\*School\\*\n\n> ") {
+		t.Errorf("not llms.txt form:\n%s", text[:80])
+	}
+}

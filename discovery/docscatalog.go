@@ -1,0 +1,313 @@
+package discovery
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lectern/lectern/authserver/scope"
+	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
+)
+
+// Bounds of the catalog documents: a site with a huge catalog still gets a
+// document an agent can read. llms.txt links at most maxLLMSCourses courses
+// (then points to /pricing.md); /pricing.md lists at most maxPricingRows
+// items per section.
+const (
+	maxLLMSCourses = 200
+	maxPricingRows = 500
+)
+
+// llmsText renders /llms.txt in the llmstxt.org format: an H1 with the
+// site's name, a blockquote summary, then H2 sections of link lists. Every
+// link resolves at this origin.
+func llmsText(site *tenant.Site, o *storage.Offerings) []byte {
+	var b doc
+	name := mdText(site.Name)
+	b.line("# ", name)
+	b.line()
+	summary := strings.TrimSpace(site.Description)
+	if summary == "" {
+		summary = site.Name + " is a course site."
+	}
+	b.line("> ", mdText(summary), " ", plural(len(o.Courses), "published course", "published courses"), " at ", site.Origin, ".")
+	b.line()
+	b.line("Generated from the site's published catalog; drafts never appear. ",
+		"The MCP server at ", site.URL(MCPPath), " answers catalog questions without signing in; ",
+		"a member's own enrollments, purchases and notifications need an access token with scope `", scope.AccountRead, "`; ",
+		"how to get one: ", site.URL(AuthMDPath), ".")
+	b.line()
+
+	b.line("## Courses")
+	b.line()
+	if len(o.Courses) == 0 {
+		b.line("- [Pricing](", site.URL(PricingMDPath), "): no courses are published yet")
+	}
+	for i, c := range o.Courses {
+		if i == maxLLMSCourses {
+			b.line("- [All ", strconv.Itoa(len(o.Courses)), " courses with prices](", site.URL(PricingMDPath), "): the list above shows the first ", strconv.Itoa(maxLLMSCourses))
+			break
+		}
+		desc := mdText(c.Subtitle)
+		if desc != "" {
+			desc += ". "
+		}
+		if c.Category != "" {
+			desc += mdText(c.Category) + ", "
+		}
+		desc += Price(c.PriceCents, c.Currency)
+		b.line("- [", mdText(c.Title), "](", site.URL(CourseMDPath(c.Slug)), "): ", desc)
+	}
+	b.line()
+
+	b.line("## Pricing")
+	b.line()
+	b.line("- [Pricing](", site.URL(PricingMDPath), "): courses, membership plans, digital products, consulting services and upcoming events, with prices and currency")
+	b.line()
+
+	b.line("## Agents and APIs")
+	b.line()
+	b.line("- [Authentication walkthrough](", site.URL(AuthMDPath), "): OAuth 2.0 Authorization Code with PKCE, step by step, with this site's URLs")
+	b.line("- [MCP server](", site.URL(MCPPath), "): Streamable HTTP; public catalog tools without a token, member tools with `", scope.AccountRead, "`, operator tools with operator scopes")
+	b.line("- [OpenAPI document](", site.URL(OpenAPIPath), "): the administrative REST API for operators")
+	b.line()
+
+	b.line("## Optional")
+	b.line()
+	b.line("- [Protected-resource metadata](", site.URL(ProtectedResourcePath), "): RFC 9728")
+	b.line("- [Authorization-server metadata](", site.URL(AuthorizationServerPath), "): RFC 8414, the source of truth for endpoints and scopes")
+	return b.Bytes()
+}
+
+// pricingMarkdown renders /pricing.md from the published offerings.
+func pricingMarkdown(site *tenant.Site, o *storage.Offerings) []byte {
+	var b doc
+	name := mdText(site.Name)
+	b.line("# ", name, ": pricing")
+	b.line()
+	b.line("What ", name, " (", site.Origin, ") sells, from its published catalog. ", currencyNote(o))
+	b.line()
+
+	b.line("## Courses")
+	b.line()
+	if len(o.Courses) == 0 {
+		b.line("No courses are published at the moment.")
+	} else {
+		b.line("| Course | Category | Price |")
+		b.line("|---|---|---|")
+		for i, c := range o.Courses {
+			if i == maxPricingRows {
+				break
+			}
+			b.line("| [", mdText(c.Title), "](", site.URL(CourseMDPath(c.Slug)), ") | ", mdText(c.Category), " | ", Price(c.PriceCents, c.Currency), " |")
+		}
+		truncated(&b, len(o.Courses))
+	}
+	b.line()
+
+	b.line("## Membership plans")
+	b.line()
+	if len(o.MembershipPlans) == 0 {
+		b.line("No membership plans at the moment.")
+	} else {
+		b.line("| Plan | Price | Billed | What it includes |")
+		b.line("|---|---|---|---|")
+		for i, p := range o.MembershipPlans {
+			if i == maxPricingRows {
+				break
+			}
+			b.line("| ", mdText(p.Title), " | ", Price(p.PriceCents, p.Currency), " | ", billing(p.Interval), " | ", mdText(p.Description), " |")
+		}
+		truncated(&b, len(o.MembershipPlans))
+	}
+	b.line()
+
+	b.line("## Digital products")
+	b.line()
+	if len(o.DigitalProducts) == 0 {
+		b.line("No digital products at the moment.")
+	} else {
+		b.line("| Product | Price | Description |")
+		b.line("|---|---|---|")
+		for i, p := range o.DigitalProducts {
+			if i == maxPricingRows {
+				break
+			}
+			b.line("| ", mdText(p.Title), " | ", Price(p.PriceCents, p.Currency), " | ", mdText(p.Description), " |")
+		}
+		truncated(&b, len(o.DigitalProducts))
+	}
+	b.line()
+
+	b.line("## Consulting services")
+	b.line()
+	if len(o.ConsultingServices) == 0 {
+		b.line("No consulting services at the moment.")
+	} else {
+		b.line("| Service | Sessions | Price | Description |")
+		b.line("|---|---|---|---|")
+		for i, s := range o.ConsultingServices {
+			if i == maxPricingRows {
+				break
+			}
+			b.line("| ", mdText(s.Title), " | ", strconv.Itoa(s.Sessions), " | ", Price(s.PriceCents, s.Currency), " | ", mdText(s.Description), " |")
+		}
+		truncated(&b, len(o.ConsultingServices))
+	}
+	b.line()
+
+	b.line("## Upcoming events")
+	b.line()
+	if len(o.Events) == 0 {
+		b.line("No public events are scheduled.")
+	} else {
+		b.line("| Event | Starts (UTC) | Ends (UTC) | Location | Price |")
+		b.line("|---|---|---|---|---|")
+		for i, e := range o.Events {
+			if i == maxPricingRows {
+				break
+			}
+			b.line("| ", mdText(e.Title), " | ", e.StartsAt.UTC().Format(time.DateTime[:16]), " | ", e.EndsAt.UTC().Format(time.DateTime[:16]), " | ",
+				mdText(e.Location), " | ", Price(e.PriceCents, e.Currency), " |")
+		}
+		truncated(&b, len(o.Events))
+	}
+	b.line()
+	b.line("See also: [llms.txt](", site.URL(LLMSTxtPath), ") for the site index, and the MCP tool `get_pricing` at ", site.URL(MCPPath), ".")
+	return b.Bytes()
+}
+
+// courseMarkdown renders /courses/<slug>.md: what the course is, who
+// teaches it and its outline (published lectures only).
+func courseMarkdown(site *tenant.Site, c *storage.CourseDetail) []byte {
+	var b doc
+	b.line("# ", mdText(c.Title))
+	b.line()
+	if c.Subtitle != "" {
+		b.line("> ", mdText(c.Subtitle))
+		b.line()
+	}
+	b.line("- Site: ", mdText(site.Name), " (", site.Origin, ")")
+	if c.Category != "" {
+		b.line("- Category: ", mdText(c.Category))
+	}
+	b.line("- Price: ", Price(c.PriceCents, c.Currency))
+	if len(c.Lecturers) > 0 {
+		names := make([]string, len(c.Lecturers))
+		for i, l := range c.Lecturers {
+			names[i] = mdText(l.Name)
+		}
+		b.line("- Taught by: ", strings.Join(names, ", "))
+	}
+	lectures, seconds := 0, 0
+	for _, s := range c.Sections {
+		for _, l := range s.Lectures {
+			lectures++
+			seconds += l.DurationSeconds
+		}
+	}
+	b.line("- Curriculum: ", plural(lectures, "lecture", "lectures"), ", ", minutes(seconds), " in total")
+	b.line()
+	if c.Description != "" {
+		b.line(mdParagraph(c.Description))
+		b.line()
+	}
+
+	if len(c.Lecturers) > 0 {
+		b.line("## Lecturers")
+		b.line()
+		for _, l := range c.Lecturers {
+			if l.Bio != "" {
+				b.line("- **", mdText(l.Name), "**: ", mdText(l.Bio))
+			} else {
+				b.line("- **", mdText(l.Name), "**")
+			}
+		}
+		b.line()
+	}
+
+	b.line("## Curriculum")
+	b.line()
+	b.line("Lectures marked *free preview* can be watched without buying the course.")
+	b.line()
+	for i, s := range c.Sections {
+		b.line("### ", strconv.Itoa(i+1), ". ", mdText(s.Title))
+		b.line()
+		if len(s.Lectures) == 0 {
+			b.line("No lectures published yet.")
+			b.line()
+			continue
+		}
+		for j, l := range s.Lectures {
+			extra := ""
+			if l.FreePreview {
+				extra = " (*free preview*)"
+			}
+			b.line(strconv.Itoa(j+1), ". ", mdText(l.Title), ", ", minutes(l.DurationSeconds), extra)
+		}
+		b.line()
+	}
+
+	b.line("## More")
+	b.line()
+	b.line("- [All prices](", site.URL(PricingMDPath), ")")
+	b.line("- [Site index for agents](", site.URL(LLMSTxtPath), ")")
+	b.line("- MCP: call `get_course` with slug `", c.Slug, "` at ", site.URL(MCPPath))
+	return b.Bytes()
+}
+
+// currencyNote says which currency the prices are in.
+func currencyNote(o *storage.Offerings) string {
+	seen := map[string]bool{}
+	add := func(c string) {
+		if c != "" {
+			seen[strings.ToUpper(c)] = true
+		}
+	}
+	for _, c := range o.Courses {
+		add(c.Currency)
+	}
+	for _, p := range o.MembershipPlans {
+		add(p.Currency)
+	}
+	for _, p := range o.DigitalProducts {
+		add(p.Currency)
+	}
+	for _, s := range o.ConsultingServices {
+		add(s.Currency)
+	}
+	for _, e := range o.Events {
+		add(e.Currency)
+	}
+	if len(seen) == 1 {
+		for c := range seen {
+			return "All prices are in " + c + "."
+		}
+	}
+	return "Each price names its currency."
+}
+
+func billing(interval string) string {
+	switch strings.ToLower(interval) {
+	case "":
+		return "once"
+	case "day", "week", "month", "year":
+		return "per " + strings.ToLower(interval)
+	}
+	return "every " + mdText(interval)
+}
+
+func truncated(b *doc, n int) {
+	if n > maxPricingRows {
+		b.line()
+		b.line("The table shows the first ", strconv.Itoa(maxPricingRows), " of ", strconv.Itoa(n), ".")
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
