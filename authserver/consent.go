@@ -167,7 +167,7 @@ func (s *Server) userAndConsent(ctx context.Context, site tenant.ID, userID, cli
 }
 
 func consentKey(site tenant.ID, userID, clientID string) string {
-	return storage.CacheKey(site, "consent", userID+":"+hashHex(clientID))
+	return storage.ConsentKey(site, userID, clientID)
 }
 
 // covers reports whether every scope was approved.

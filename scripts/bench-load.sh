@@ -12,7 +12,7 @@ DB=lectern_bench
 DBURL=postgres://postgres@127.0.0.1:5432/$DB?sslmode=disable
 REDIS=${BENCH_REDIS_URL:-redis://127.0.0.1:6379/0}
 DURATION=${BENCH_DURATION:-10s}
-SCENARIOS=${BENCH_SCENARIOS:-flow,refresh,userinfo,graphql}
+SCENARIOS=${BENCH_SCENARIOS:-flow,refresh,userinfo,graphql,mcp-search,mcp-enrollments}
 CONCURRENCY=${BENCH_CONCURRENCY:-16,64}
 
 go build -o bin/lectern ./cmd/lectern

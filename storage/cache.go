@@ -2,6 +2,8 @@ package storage
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"strconv"
 	"time"
@@ -69,3 +71,10 @@ func CacheKey(site tenant.ID, kind, id string) string {
 // ProfileKey is the cache key of a user's claims at a site. Whoever changes
 // a user or their roles deletes it.
 func ProfileKey(site tenant.ID, userID string) string { return CacheKey(site, "profile", userID) }
+
+// ConsentKey is the cache key of the scopes a user approved for a client
+// at a site (remembered consent). Whoever changes the consent deletes it.
+func ConsentKey(site tenant.ID, userID, clientID string) string {
+	sum := sha256.Sum256([]byte(clientID)) // client IDs may be long URLs
+	return CacheKey(site, "consent", userID+":"+hex.EncodeToString(sum[:16]))
+}

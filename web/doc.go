@@ -1,4 +1,17 @@
 // Package web renders the pages a person sees: the admin area (/admin) and
 // the member account pages (/account), sharing one look with the login and
-// consent pages.
+// consent pages (package ui).
+//
+// It owns the operator's side of member OAuth applications (DESIGN §6:
+// Developers → OAuth applications, shown once the "MCP connections" beta is
+// on), the list of every grant at a site, the audit log view, and the
+// member's list of connected apps with its revoke button. Pages are plain
+// server-rendered HTML: every state change is a POST carrying the session's
+// CSRF token, destructive actions have a confirmation page, and results
+// come back as one-time flash messages kept in the cache under the session.
+//
+// The handler is an http.Handler; cmd/lectern mounts it. It uses the
+// browser session of the authorization server (authserver.Sessions), so
+// signing in at /login signs a person in here too. It must not import echo,
+// gorm or go-redis, nor any resource server (memberapi, mcp, adminapi).
 package web

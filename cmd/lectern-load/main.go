@@ -48,7 +48,7 @@ func main() {
 	flag.IntVar(&cfg.clients, "clients", 256, "bench clients (the token endpoint allows 30 requests/s per client)")
 	flag.DurationVar(&cfg.duration, "duration", 10*time.Second, "measured time per scenario and concurrency (at most 60s)")
 	flag.StringVar(&conc, "concurrency", "16,64", "comma-separated concurrency levels")
-	flag.StringVar(&scen, "scenarios", "flow,refresh,userinfo,graphql", "comma-separated scenarios: flow, refresh, userinfo, graphql")
+	flag.StringVar(&scen, "scenarios", "flow,refresh,userinfo,graphql,mcp-search,mcp-enrollments", "comma-separated scenarios: flow, refresh, userinfo, graphql, mcp-search, mcp-enrollments")
 	cpuProfile := flag.String("cpuprofile", "", "write the load generator's own CPU profile here")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -251,6 +251,13 @@ func (b *bench) flow(worker int, client string) (*tokens, error) {
 
 var formHeaders = []string{"Content-Type: application/x-www-form-urlencoded"}
 
+// MCP tools/call requests (the server is stateless: no session to open).
+var (
+	mcpHeaders         = []string{"Content-Type: application/json", "Accept: application/json, text/event-stream", "MCP-Protocol-Version: 2025-11-25"}
+	mcpSearchBody      = []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_courses","arguments":{"query":"go"}}}`)
+	mcpEnrollmentsBody = []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"my_enrollments","arguments":{}}}`)
+)
+
 // graphqlBody is issue 5's benchmark query: a page of enrolled courses with
 // the last watched lecture of each.
 var graphqlBody = []byte(`{"query":"{ viewer { enrolledCourses(first: 20) { nodes { slug lastWatchedLecture { lectureId positionSeconds } } } } }"}`)
@@ -327,6 +334,19 @@ func (b *bench) measure(ctx context.Context, sc string, c int) (*result, error) 
 			}
 			if resp.status != 200 || !bytes.Contains(resp.body, []byte(`"enrolledCourses"`)) || bytes.Contains(resp.body, []byte(`"errors"`)) {
 				return fmt.Errorf("graphql %d %.200s", resp.status, resp.body)
+			}
+			return nil
+		case "mcp-search", "mcp-enrollments":
+			body, headers := mcpSearchBody, mcpHeaders
+			if sc == "mcp-enrollments" {
+				body, headers = mcpEnrollmentsBody, append([]string{"Authorization: Bearer " + st.access}, mcpHeaders...)
+			}
+			resp, err := b.conns[w].do("POST", b.host, "/mcp", headers, body)
+			if err != nil {
+				return err
+			}
+			if resp.status != 200 || !bytes.Contains(resp.body, []byte(`"structuredContent"`)) || bytes.Contains(resp.body, []byte(`"isError":true`)) {
+				return fmt.Errorf("mcp %d %.300s", resp.status, resp.body)
 			}
 			return nil
 		case "userinfo":

@@ -1,0 +1,146 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/lectern/lectern/authserver"
+	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
+)
+
+// access says who may open a page.
+type access int
+
+const (
+	// signedIn: anyone signed in at the site (the account pages).
+	signedIn access = iota
+	// operator: owners, admins and lecturers (the admin dashboard).
+	operator
+	// manager: owners and admins (settings, audit log).
+	manager
+	// developers: owners and admins, and only while the "MCP connections"
+	// beta is on; otherwise the pages do not exist (404).
+	developers
+)
+
+// request is a signed-in person's request at a site.
+type request struct {
+	site *tenant.Site
+	// stored is the site as stored, read fresh for admin pages: the beta
+	// flag must show a change at once, not when the resolver's cached copy
+	// expires.
+	stored *storage.Site
+	sess   *authserver.Session
+	user   *storage.User
+	roles  []string
+}
+
+func (rq *request) isOperator() bool { return slices.ContainsFunc(rq.roles, storage.IsOperatorRole) }
+
+func (rq *request) isManager() bool {
+	return slices.Contains(rq.roles, storage.RoleOwner) || slices.Contains(rq.roles, storage.RoleAdmin)
+}
+
+func (rq *request) developersOn() bool { return rq.stored != nil && rq.stored.MCPConnectionsBeta }
+
+type pageFunc func(w http.ResponseWriter, r *http.Request, rq *request)
+
+// maxFormBytes bounds a submitted form: the largest is an application's ten
+// redirect URIs.
+const maxFormBytes = 64 << 10
+
+// handle registers a page behind the checks its access level needs, in
+// this order: a session (else sign in), a role (403), the beta (404), the
+// manager role (403), and for a POST the CSRF token (403) before anything
+// changes.
+func (h *Handler) handle(pattern string, level access, page pageFunc) {
+	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		site, _ := tenant.FromContext(r.Context())
+		ctx := r.Context()
+		sess, err := h.sessions.Get(r, site)
+		if err != nil {
+			h.unavailable(w, r, &request{site: site}, err)
+			return
+		}
+		if sess == nil {
+			h.signIn(w, r)
+			return
+		}
+		rq := &request{site: site, sess: sess}
+		if rq.user, err = h.store.UserByID(ctx, sess.UserID); errors.Is(err, storage.ErrNotFound) {
+			// The account is gone; the session means nothing any more.
+			h.signIn(w, r)
+			return
+		} else if err != nil {
+			h.fail(w, r, rq, err)
+			return
+		}
+		if rq.roles, err = h.store.RolesAt(ctx, site.ID, sess.UserID); err != nil {
+			h.fail(w, r, rq, err)
+			return
+		}
+		if level >= operator {
+			if !rq.isOperator() {
+				h.forbidden(w, r, rq, "You don't have access to the admin area of "+site.Name+".",
+					"The admin area is for the school's owners, admins and lecturers. Your connected apps are under My connections.")
+				return
+			}
+			if rq.stored, err = h.store.SiteByID(ctx, site.ID); err != nil {
+				h.fail(w, r, rq, err)
+				return
+			}
+		}
+		if level == developers && !rq.developersOn() {
+			h.notFound(w, r, rq)
+			return
+		}
+		if level >= manager && !rq.isManager() {
+			h.forbidden(w, r, rq, "Only owners and admins can open this page.",
+				"You are signed in as "+rq.user.Email+" ("+roleLabel(rq.roles)+" at "+site.Name+"). Ask an owner or admin of the school if something here needs changing.")
+			return
+		}
+		if r.Method == http.MethodPost {
+			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+			if err := r.ParseForm(); err != nil {
+				h.problem(w, r, rq, http.StatusBadRequest, "Form not accepted",
+					"The form could not be read (it may be too large). Nothing was changed.", "Go back and try again.")
+				return
+			}
+			if !authserver.CheckCSRF(r, site, sess) {
+				h.problem(w, r, rq, http.StatusForbidden, "This form has expired",
+					"The form was not accepted: it expired or did not come from this site. Nothing was changed.",
+					"Go back, reload the page and try again.")
+				return
+			}
+		}
+		page(w, r, rq)
+	})
+}
+
+// signIn sends a person without a session to the sign-in page, which comes
+// back here afterwards. A form cannot be replayed after signing in, so a
+// POST comes back to the area's start page.
+func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
+	back := r.URL.RequestURI()
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		back = "/account/connections"
+		if r.URL.Path == "/admin" || strings.HasPrefix(r.URL.Path, "/admin/") {
+			back = "/admin"
+		}
+	}
+	seeOther(w, r, "/login?return_to="+url.QueryEscape(back))
+}
+
+// roleLabel names the strongest of the roles, for people.
+func roleLabel(roles []string) string {
+	for _, r := range []string{storage.RoleOwner, storage.RoleAdmin, storage.RoleLecturer, storage.RoleStudent} {
+		if slices.Contains(roles, r) {
+			return r
+		}
+	}
+	return "no role"
+}

@@ -1,0 +1,127 @@
+package web
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/lectern/lectern/authserver/scope"
+)
+
+// when is a moment as pages show it: words for people, and a machine
+// readable value for the <time> element.
+type when struct {
+	Text string // "5 minutes ago", "3 Mar 2026"
+	ISO  string // RFC 3339, UTC
+	Full string // "3 Mar 2026, 14:05 UTC"
+}
+
+func (h *Handler) when(t time.Time) when {
+	if t.IsZero() {
+		return when{Text: "never"}
+	}
+	t = t.UTC()
+	return when{Text: ago(h.now(), t), ISO: t.Format(time.RFC3339), Full: t.Format("2 Jan 2006, 15:04 MST")}
+}
+
+// ago describes t relative to now for the last week, as a date before.
+func ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return plural(int(d/time.Minute), "minute") + " ago"
+	case d < 24*time.Hour:
+		return plural(int(d/time.Hour), "hour") + " ago"
+	case d < 7*24*time.Hour:
+		return plural(int(d/(24*time.Hour)), "day") + " ago"
+	}
+	return t.Format("2 Jan 2006")
+}
+
+func plural(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.Itoa(n) + " " + unit + "s"
+}
+
+// scopeWords is a scope in plain words, with its name for those who need it.
+type scopeWords struct {
+	Name        string
+	Description string
+}
+
+// describeScopes returns the scopes in the order the spec lists them, each
+// with its consent wording; unknown names (a scope since withdrawn) keep
+// their name as the wording.
+func describeScopes(names []string) []scopeWords {
+	out := make([]scopeWords, 0, len(names))
+	for _, s := range scope.All() {
+		if slices.Contains(names, s.Name) {
+			out = append(out, scopeWords{Name: s.Name, Description: s.Description})
+		}
+	}
+	for _, n := range names {
+		if _, ok := scope.Lookup(n); !ok {
+			out = append(out, scopeWords{Name: n, Description: n})
+		}
+	}
+	return out
+}
+
+// pageSize is the length of every paginated list.
+const pageSize = 20
+
+// pager is a page of a list and the links around it.
+type pager struct {
+	Page, Pages      int
+	From, To, Total  int
+	PrevURL, NextURL string
+}
+
+// paginate picks page (1-based, from the query parameter "page") of total
+// items. base is the list's URL with its other query parameters.
+func paginate(total int, rawPage string, base string, q url.Values) (from, to int, p pager) {
+	page, _ := strconv.Atoi(rawPage)
+	pages := max(1, (total+pageSize-1)/pageSize)
+	page = min(max(page, 1), pages)
+	from = min((page-1)*pageSize, total)
+	to = min(from+pageSize, total)
+	p = pager{Page: page, Pages: pages, From: from + 1, To: to, Total: total}
+	link := func(n int) string {
+		v := url.Values{}
+		for k, vs := range q {
+			if k != "page" {
+				v[k] = vs
+			}
+		}
+		if n > 1 {
+			v.Set("page", strconv.Itoa(n))
+		}
+		if len(v) == 0 {
+			return base
+		}
+		return base + "?" + v.Encode()
+	}
+	if page > 1 {
+		p.PrevURL = link(page - 1)
+	}
+	if page < pages {
+		p.NextURL = link(page + 1)
+	}
+	return from, to, p
+}
+
+// count is "1 application", "3 applications".
+func count(n int, noun string) string { return fmt.Sprintf("%d %s", n, pluralNoun(n, noun)) }
+
+func pluralNoun(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}

@@ -1,0 +1,139 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/lectern/lectern/authserver"
+	"github.com/lectern/lectern/internal/platform"
+	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/web/ui"
+)
+
+// Store is what the pages read and write directly; application changes go
+// through platform.Platform.
+type Store interface {
+	SiteByID(ctx context.Context, id tenant.ID) (*storage.Site, error)
+	UserByID(ctx context.Context, id string) (*storage.User, error)
+	RolesAt(ctx context.Context, site tenant.ID, userID string) ([]string, error)
+	ClientByID(ctx context.Context, site tenant.ID, clientID string) (*storage.Client, error)
+	GrantByID(ctx context.Context, site tenant.ID, id string) (*storage.Grant, error)
+	ListGrants(ctx context.Context, site tenant.ID, userID string, includeRevoked bool) ([]storage.Grant, error)
+	ListAudit(ctx context.Context, site tenant.ID, before int64, limit int) ([]storage.AuditEvent, error)
+	RecordAudit(ctx context.Context, e *storage.AuditEvent) error
+	SaveConsent(ctx context.Context, c *storage.Consent) error
+}
+
+// Options configures New. Every field but Now is required.
+type Options struct {
+	Store Store
+	// Cache keeps flash messages (and the one-time client secrets they
+	// carry) under the session.
+	Cache storage.Cache
+	// Platform creates, changes and deletes applications and sites.
+	Platform *platform.Platform
+	// Sessions are the authorization server's browser sessions.
+	Sessions *authserver.Sessions
+	// Revoker revokes grants durably and in the cache, so their tokens are
+	// refused at once (authserver/bearer's Verifier).
+	Revoker platform.Revoker
+	Logger  *slog.Logger
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Handler serves /admin and /account.
+type Handler struct {
+	store    Store
+	cache    storage.Cache
+	platform *platform.Platform
+	sessions *authserver.Sessions
+	revoker  platform.Revoker
+	logger   *slog.Logger
+	now      func() time.Time
+	ui       *ui.Renderer
+	mux      *http.ServeMux
+}
+
+var _ http.Handler = (*Handler)(nil)
+
+// New returns the handler of the admin area and the account pages.
+func New(o Options) (*Handler, error) {
+	if o.Store == nil || o.Cache == nil || o.Platform == nil || o.Sessions == nil || o.Revoker == nil || o.Logger == nil {
+		return nil, errors.New("web: Store, Cache, Platform, Sessions, Revoker and Logger are required")
+	}
+	pages, err := pageFS()
+	if err != nil {
+		return nil, err
+	}
+	renderer, err := ui.NewRenderer(o.Logger, pages)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{
+		store: o.Store, cache: o.Cache, platform: o.Platform, sessions: o.Sessions, revoker: o.Revoker,
+		logger: o.Logger, now: o.Now, ui: renderer, mux: http.NewServeMux(),
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	h.routes()
+	return h, nil
+}
+
+// routes is the page map. Each route names who may see it (see access).
+func (h *Handler) routes() {
+	h.handle("GET /admin", operator, h.dashboard)
+	h.handle("GET /admin/{$}", operator, redirectTo("/admin"))
+	h.handle("GET /admin/settings", manager, h.settings)
+	h.handle("POST /admin/settings/beta", manager, h.betaToggle)
+
+	h.handle("GET /admin/developers/apps", developers, h.appList)
+	h.handle("POST /admin/developers/apps", developers, h.appCreate)
+	h.handle("GET /admin/developers/apps/new", developers, h.appNew)
+	h.handle("GET /admin/developers/apps/{id}", developers, h.appShow)
+	h.handle("POST /admin/developers/apps/{id}", developers, h.appUpdate)
+	h.handle("GET /admin/developers/apps/{id}/rotate-secret", developers, h.appRotateConfirm)
+	h.handle("POST /admin/developers/apps/{id}/rotate-secret", developers, h.appRotate)
+	h.handle("GET /admin/developers/apps/{id}/delete", developers, h.appDeleteConfirm)
+	h.handle("POST /admin/developers/apps/{id}/delete", developers, h.appDelete)
+	h.handle("GET /admin/developers/connections", developers, h.grantList)
+	h.handle("GET /admin/developers/connections/{grant}/revoke", developers, h.grantRevokeConfirm)
+	h.handle("POST /admin/developers/connections/{grant}/revoke", developers, h.grantRevoke)
+	h.handle("GET /admin/audit", manager, h.auditLog)
+	h.handle("/admin/", operator, h.notFound)
+
+	h.handle("GET /account", signedIn, redirectTo("/account/connections"))
+	h.handle("GET /account/{$}", signedIn, redirectTo("/account/connections"))
+	h.handle("GET /account/connections", signedIn, h.connections)
+	h.handle("GET /account/connections/revoke", signedIn, h.connectionRevokeConfirm)
+	h.handle("POST /account/connections/revoke", signedIn, h.connectionRevoke)
+	h.handle("/account/", signedIn, h.notFound)
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, ok := tenant.FromContext(r.Context()); !ok {
+		// The tenant middleware resolves every site path; without a site
+		// there is nothing to show.
+		http.NotFound(w, r)
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+func redirectTo(target string) pageFunc {
+	return func(w http.ResponseWriter, r *http.Request, rq *request) {
+		seeOther(w, r, target)
+	}
+}
+
+// seeOther answers 303, the redirect after a POST (and for plain moves).
+func seeOther(w http.ResponseWriter, r *http.Request, target string) {
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, target, http.StatusSeeOther)
+}
