@@ -78,3 +78,6 @@ func ConsentKey(site tenant.ID, userID, clientID string) string {
 	sum := sha256.Sum256([]byte(clientID)) // client IDs may be long URLs
 	return CacheKey(site, "consent", userID+":"+hex.EncodeToString(sum[:16]))
 }
+
+// RolesKey is the cache key of a user's roles at a site.
+func RolesKey(site tenant.ID, userID string) string { return CacheKey(site, "roles", userID) }

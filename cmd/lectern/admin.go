@@ -291,10 +291,7 @@ func runRole(ctx context.Context, env *cmdEnv, args []string) error {
 			if sub == "grant" {
 				u, err = a.platform.GrantRole(ctx, s.ID, email, role)
 			} else {
-				u, err = a.store.UserByEmail(ctx, email)
-				if err == nil {
-					err = a.store.RevokeRole(ctx, s.ID, u.ID, role)
-				}
+				u, err = a.platform.RevokeRole(ctx, s.ID, email, role)
 			}
 			if err != nil {
 				return err

@@ -393,7 +393,10 @@ func TestMCPOperatorTools(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ts.app.store.RevokeRole(context.Background(), academy.ID, owner.ID, "owner"); err != nil {
+		if err := func() error {
+			_, err := ts.app.platform.RevokeRole(context.Background(), academy.ID, owner.Email, "owner")
+			return err
+		}(); err != nil {
 			t.Fatal(err)
 		}
 		if got := mcpTToolNames(t, mcpTConnect(t, ts, ts.academy(), tok)); !slices.Equal(got, mcpTAnonymousTools) {

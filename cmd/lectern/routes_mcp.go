@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/lectern/lectern/discovery"
+	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/mcp"
+	"github.com/lectern/lectern/storage/sqlstore"
+	"github.com/lectern/lectern/tenant"
 )
 
 // mountMCP mounts /mcp, each site's MCP server (Streamable HTTP, stateless).
@@ -14,6 +18,18 @@ import (
 // sessions) and a plain GET with a description of the endpoint; DELETE is
 // 405. All of them pass the Origin check and authentication first.
 func mountMCP(e *echo.Echo, a *app) {
-	h := mcp.New(mcp.Options{Store: a.store, Auth: a.verifier, Logger: a.logger})
+	h := mcp.New(mcp.Options{Store: cachedRoles{a.store, a.platform}, Auth: a.verifier, Logger: a.logger})
 	e.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, discovery.MCPPath, echo.WrapHandler(h))
+}
+
+// cachedRoles is the store with the roles read through the platform's
+// cache: /mcp checks the caller's role on every request, and role changes
+// made through the platform reach it at once.
+type cachedRoles struct {
+	*sqlstore.Store
+	p *platform.Platform
+}
+
+func (c cachedRoles) RolesAt(ctx context.Context, site tenant.ID, userID string) ([]string, error) {
+	return c.p.RolesAt(ctx, site, userID)
 }

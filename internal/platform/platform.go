@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -109,7 +110,66 @@ func (p *Platform) GrantRole(ctx context.Context, site tenant.ID, email, role st
 	if err != nil {
 		return nil, err
 	}
-	return u, p.Store.GrantRole(ctx, site, u.ID, role)
+	if err := p.Store.GrantRole(ctx, site, u.ID, role); err != nil {
+		return nil, err
+	}
+	p.forgetRoles(ctx, site, u.ID)
+	return u, nil
+}
+
+// RevokeRole takes a role at site from the user with email.
+func (p *Platform) RevokeRole(ctx context.Context, site tenant.ID, email, role string) (*storage.User, error) {
+	u, err := p.Store.UserByEmail(ctx, email)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Store.RevokeRole(ctx, site, u.ID, role); err != nil {
+		return nil, err
+	}
+	p.forgetRoles(ctx, site, u.ID)
+	return u, nil
+}
+
+// rolesTTL bounds how stale cached roles may be when a change is made
+// outside the platform (directly in the database).
+const rolesTTL = time.Minute
+
+// RolesAt returns the user's roles at site, from the cache when it can.
+// Role changes through the platform delete the cached copy at once.
+func (p *Platform) RolesAt(ctx context.Context, site tenant.ID, userID string) ([]string, error) {
+	key := storage.RolesKey(site, userID)
+	if raw, err := p.Cache.Get(ctx, key); err == nil {
+		var roles []string
+		if json.Unmarshal(raw, &roles) == nil {
+			return roles, nil
+		}
+	}
+	roles, err := p.Store.RolesAt(ctx, site, userID)
+	if err != nil {
+		return nil, err
+	}
+	if roles == nil {
+		roles = []string{}
+	}
+	if b, err := json.Marshal(roles); err == nil {
+		_ = p.Cache.Set(ctx, key, b, rolesTTL)
+	}
+	return roles, nil
+}
+
+// ForgetRoles drops the cached copies of a user's roles and claims at site;
+// whoever changes roles outside the platform calls it.
+func (p *Platform) ForgetRoles(ctx context.Context, site tenant.ID, userID string) {
+	p.forgetRoles(ctx, site, userID)
+}
+
+func (p *Platform) forgetRoles(ctx context.Context, site tenant.ID, userID string) {
+	if p.Cache == nil {
+		return
+	}
+	if err := p.Cache.Delete(ctx, storage.RolesKey(site, userID), storage.ProfileKey(site, userID)); err != nil && p.Logger != nil {
+		p.Logger.WarnContext(ctx, "cached roles not cleared; they expire within a minute", "user", userID, "err", err)
+	}
 }
 
 // announce broadcasts a change. A failed broadcast is logged, not fatal:
