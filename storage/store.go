@@ -148,6 +148,7 @@ type Store interface {
 	MemberStore
 	CatalogStore
 	OperatorStore
+	AdminStore
 	// Ping reports whether the backend answers.
 	Ping(ctx context.Context) error
 	Close() error

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/lectern/lectern/adminapi"
 	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
@@ -58,8 +60,18 @@ func newServer(a *app) (*server, error) {
 			return err
 		},
 	}))
-	// Every request body is capped at 1 MiB; uploads raise it for themselves.
-	e.Use(s.metrics(), middleware.BodyLimit("1M"), securityHeaders)
+	// Every request body is capped at 1 MiB but file uploads, which have
+	// their own, larger cap.
+	isUpload := func(c echo.Context) bool {
+		return c.Request().Method == http.MethodPost && c.Request().URL.Path == adminapi.BasePath+"/files"
+	}
+	e.Use(s.metrics(),
+		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "1M", Skipper: isUpload}),
+		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
+			Limit:   strconv.Itoa(adminapi.UploadBodyLimit) + "B",
+			Skipper: func(c echo.Context) bool { return !isUpload(c) },
+		}),
+		securityHeaders)
 	if a.cfg.AccessLog {
 		e.Use(s.accessLog)
 	}
@@ -135,11 +147,6 @@ func (s *server) readyz(c echo.Context) error {
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(code, map[string]any{"status": status, "checks": checks})
-}
-
-func notImplemented(c echo.Context) error {
-	tenant.WriteError(c.Response(), http.StatusNotImplemented, "not_implemented", "this endpoint is not available yet on this server")
-	return nil
 }
 
 // errorHandler answers every error echo sees as RFC 6749-style JSON. It

@@ -17,7 +17,9 @@ func allModels() []any {
 		&storage.Section{}, &storage.Lecture{}, &storage.Enrollment{}, &storage.LectureProgress{}, &storage.DigitalProduct{},
 		&storage.DigitalProductPurchase{}, &storage.ConsultingService{}, &storage.ConsultingPurchase{}, &storage.Event{},
 		&storage.EventRegistration{}, &storage.Notification{}, &storage.NotificationSubscription{}, &storage.MembershipPlan{},
-		&storage.Order{}, &storage.OrderItem{}}
+		&storage.Order{}, &storage.OrderItem{},
+		&storage.Coupon{}, &storage.Post{}, &storage.SitePage{}, &storage.Comment{}, &storage.Form{}, &storage.FormSubmission{},
+		&storage.File{}, &storage.Appearance{}, &storage.Subscription{}}
 }
 
 func TestModelsMatchMigratedSchema(t *testing.T) {

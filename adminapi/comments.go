@@ -1,0 +1,39 @@
+package adminapi
+
+import (
+	"context"
+
+	"github.com/lectern/lectern/storage"
+)
+
+const kindComment kind = "comment"
+
+func toComment(c *storage.Comment) Comment {
+	return Comment{Id: c.ID, UserId: c.UserID, CourseId: c.CourseID, LectureId: c.LectureID, PostId: c.PostID, Body: c.Body, CreatedAt: c.CreatedAt}
+}
+
+// ListComments implements GET /comments (comments:read), optionally of one
+// course or one post.
+func (h *Handler) ListComments(ctx context.Context, req ListCommentsRequestObject) (ListCommentsResponseObject, error) {
+	var match []storage.Match
+	if id := req.Params.CourseId; id != nil {
+		match = append(match, storage.Match{Field: "CourseID", Value: *id})
+	}
+	if id := req.Params.PostId; id != nil {
+		match = append(match, storage.Match{Field: "PostID", Value: *id})
+	}
+	p, err := keysetPage(ctx, h.store.CommentRecords(), req.Params.Cursor, req.Params.Limit, toComment, match...)
+	if err != nil {
+		return nil, err
+	}
+	return ListComments200JSONResponse{Items: p.items, NextCursor: p.next, TotalCount: p.total}, nil
+}
+
+// GetComment implements GET /comments/{commentId} (comments:read).
+func (h *Handler) GetComment(ctx context.Context, req GetCommentRequestObject) (GetCommentResponseObject, error) {
+	c, err := getRecord(ctx, h.store.CommentRecords(), kindComment, req.CommentId)
+	if err != nil {
+		return nil, err
+	}
+	return GetComment200JSONResponse(toComment(c)), nil
+}

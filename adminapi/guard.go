@@ -1,0 +1,135 @@
+package adminapi
+
+import (
+	"mime"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lectern/lectern/authserver/bearer"
+	"github.com/lectern/lectern/authserver/scope"
+	"github.com/lectern/lectern/tenant"
+)
+
+// routeKey names an echo route: "GET /api/v1/courses/:courseId".
+func routeKey(method, path string) string { return method + " " + path }
+
+// echoPath turns an OpenAPI path template into echo's: {id} → :id.
+func echoPath(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '{':
+			b.WriteByte(':')
+		case '}':
+		default:
+			b.WriteByte(p[i])
+		}
+	}
+	return b.String()
+}
+
+// guard runs before every operation. In order:
+//
+//  1. the scopes the document's security names for the route (a route the
+//     document does not name is 404: nothing is reachable that is not
+//     declared);
+//  2. the bearer token of this site (401 invalid_token, the verifier's
+//     answer, also for tokens of other sites);
+//  3. the token's scopes (403 insufficient_scope with WWW-Authenticate);
+//  4. the caller's roles at the site now (403 problem): a person whose role
+//     was removed, or a lecturer with a scope a lecturer may not grant, is
+//     refused at once, whatever the token says;
+//  5. Idempotency-Key on POST;
+//  6. the operation, whose errors are answered as problem documents.
+func (h *Handler) guard(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		site, ok := tenant.FromContext(r.Context())
+		if !ok {
+			return h.writeError(c, errNotFound("no site is served at this host"))
+		}
+		need, known := h.doc.scopes[routeKey(r.Method, c.Path())]
+		if !known {
+			if allow := h.doc.allowed(r.URL.Path); len(allow) > 0 {
+				c.Response().Header().Set("Allow", strings.Join(allow, ", "))
+				return h.writeError(c, &problem{Status: http.StatusMethodNotAllowed, Detail: "this path allows " + strings.Join(allow, ", ")})
+			}
+			return h.writeError(c, errNotFound("no such operation: see /openapi.json"))
+		}
+		tok, err := h.verifier.Authenticate(r)
+		if err != nil {
+			bearer.WriteError(c.Response(), site, err)
+			return nil
+		}
+		if err := tok.Require(need...); err != nil {
+			bearer.WriteError(c.Response(), site, err)
+			return nil
+		}
+		roles, err := h.store.RolesAt(r.Context(), site.ID, tok.Subject)
+		if err != nil {
+			return h.writeError(c, err)
+		}
+		for _, s := range need {
+			if !scope.RoleMayGrant(roles, scope.AudienceOperator, s) {
+				return h.writeError(c, &problem{Status: http.StatusForbidden, Type: typeRoleRequired, Title: "Role required",
+					Detail: "the token's holder has no role at this site that allows " + s})
+			}
+		}
+		if err := h.checkBodyType(r, c.Path()); err != nil {
+			return h.writeError(c, err)
+		}
+		ctx := withCaller(r.Context(), &caller{site: site, token: tok, roles: roles, ip: clientIP(r)})
+		c.SetRequest(r.WithContext(ctx))
+		if r.Method == http.MethodPost && r.Header.Get(idempotencyHeader) != "" {
+			return h.idempotent(c, next)
+		}
+		if err := next(c); err != nil {
+			return h.writeError(c, err)
+		}
+		return nil
+	}
+}
+
+// checkBodyType refuses a request body of a media type the operation does
+// not declare (415): echo's binder would otherwise read a form body into
+// the JSON structure as if it were empty.
+func (h *Handler) checkBodyType(r *http.Request, path string) error {
+	types, ok := h.doc.bodyTypes[routeKey(r.Method, path)]
+	if !ok || r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if slices.Contains(types, mt) {
+		return nil
+	}
+	return &problem{Status: http.StatusUnsupportedMediaType, Detail: "send the body as " + strings.Join(types, " or ")}
+}
+
+// allowed returns the methods the document declares for a request path
+// (for 405 answers), or none when no path template matches it.
+func (d *document) allowed(path string) []string {
+	segs := strings.Split(strings.TrimPrefix(path, BasePath), "/")
+	var out []string
+	for _, op := range d.operations {
+		tmpl := strings.Split(op.Path, "/")
+		if len(tmpl) != len(segs) {
+			continue
+		}
+		match := true
+		for i, t := range tmpl {
+			if t != segs[i] && !(strings.HasPrefix(t, "{") && segs[i] != "") {
+				match = false
+				break
+			}
+		}
+		if match && !slices.Contains(out, op.Method) {
+			out = append(out, op.Method)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,158 @@
+package adminapi
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lectern/lectern/storage"
+)
+
+const (
+	idempotencyHeader = "Idempotency-Key"
+	// replayedHeader marks an answer given again for a retried request.
+	replayedHeader = "Idempotent-Replayed"
+	// idempotencyTTL is how long a key and its answer are kept.
+	idempotencyTTL = 24 * time.Hour
+	// maxIdempotencyKey bounds the key (as the document does).
+	maxIdempotencyKey = 255
+	// maxIdempotentBody bounds what is read to hash a request; the server's
+	// body limit is lower.
+	maxIdempotentBody = 8 << 20
+)
+
+// idemRecord is what the cache keeps under a key: the request's hash and,
+// once the first request finished, its answer.
+type idemRecord struct {
+	Hash        string `json:"hash"`
+	Done        bool   `json:"done"`
+	Status      int    `json:"status,omitempty"`
+	ContentType string `json:"content_type,omitempty"`
+	Body        []byte `json:"body,omitempty"`
+}
+
+// idempotencyKey is the cache key of a client's key. It is scoped to the
+// site and the token's subject: one operator's key never answers (nor
+// blocks) another's request, and answers that carry secrets (an
+// application's client_secret) are only ever replayed to their author.
+func idempotencyKey(c *caller, key string) string {
+	sum := sha256.Sum256([]byte(c.token.Subject + "\x00" + key))
+	return storage.CacheKey(c.site.ID, "idem", hex.EncodeToString(sum[:]))
+}
+
+// idempotent runs a POST that carries an Idempotency-Key at most once per
+// key and request (draft-ietf-httpapi-idempotency-key-header): the first
+// request's answer is kept for 24 hours and given again, with
+// Idempotent-Replayed: true, to a retry with the same key and the same
+// request (method, path, query, content type and body); the same key with
+// another request is 422; a retry while the first still runs is 409.
+// Answers of 5xx are not kept, so such a request can be retried.
+func (h *Handler) idempotent(c echo.Context, next echo.HandlerFunc) error {
+	r := c.Request()
+	ctx := r.Context()
+	key := r.Header.Get(idempotencyHeader)
+	if len(key) > maxIdempotencyKey || !printable(key) || len(r.Header.Values(idempotencyHeader)) != 1 {
+		return h.writeError(c, errBadRequest("Idempotency-Key must be one value of at most 255 printable characters",
+			InvalidField{Field: idempotencyHeader, Message: "is malformed"}))
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxIdempotentBody+1))
+	if err != nil {
+		return h.writeError(c, err)
+	}
+	if len(body) > maxIdempotentBody {
+		return h.writeError(c, &problem{Status: http.StatusRequestEntityTooLarge, Detail: "the request body is too large"})
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	sum := sha256.New()
+	for _, part := range []string{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type")} {
+		sum.Write([]byte(part))
+		sum.Write([]byte{0})
+	}
+	sum.Write(body)
+	hash := hex.EncodeToString(sum.Sum(nil))
+
+	ck := idempotencyKey(callerOf(ctx), key)
+	pending, _ := json.Marshal(idemRecord{Hash: hash})
+	fresh, err := h.cache.SetNX(ctx, ck, pending, idempotencyTTL)
+	if err != nil {
+		return h.writeError(c, errors.Join(storage.ErrUnavailable, err))
+	}
+	if !fresh {
+		raw, err := h.cache.Get(ctx, ck)
+		if errors.Is(err, storage.ErrCacheMiss) {
+			// Expired or released between the two calls: ask for a retry.
+			return h.writeError(c, &problem{Status: http.StatusConflict, Type: typeIdempotencyBusy, Title: "Request in progress",
+				Detail: "a request with this Idempotency-Key is being processed; retry shortly"})
+		}
+		if err != nil {
+			return h.writeError(c, errors.Join(storage.ErrUnavailable, err))
+		}
+		var rec idemRecord
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return h.writeError(c, err)
+		}
+		switch {
+		case rec.Hash != hash:
+			return h.writeError(c, &problem{Status: http.StatusUnprocessableEntity, Type: typeIdempotencyReuse, Title: "Idempotency-Key reused",
+				Detail: "this Idempotency-Key was used for a different request", Fields: []InvalidField{{Field: idempotencyHeader, Message: "was used for a different request"}}})
+		case !rec.Done:
+			return h.writeError(c, &problem{Status: http.StatusConflict, Type: typeIdempotencyBusy, Title: "Request in progress",
+				Detail: "a request with this Idempotency-Key is being processed; retry shortly"})
+		}
+		w := c.Response()
+		if rec.ContentType != "" {
+			w.Header().Set("Content-Type", rec.ContentType)
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set(replayedHeader, "true")
+		w.WriteHeader(rec.Status)
+		_, _ = w.Write(rec.Body)
+		return nil
+	}
+
+	rec := &recorder{ResponseWriter: c.Response().Writer}
+	c.Response().Writer = rec
+	if err := next(c); err != nil {
+		_ = h.writeError(c, err)
+	}
+	c.Response().Writer = rec.ResponseWriter
+	status := c.Response().Status
+	if status >= 500 || status == 0 {
+		if err := h.cache.Delete(ctx, ck); err != nil {
+			h.log.WarnContext(ctx, "idempotency key not released", "err", err)
+		}
+		return nil
+	}
+	done, _ := json.Marshal(idemRecord{Hash: hash, Done: true, Status: status, ContentType: c.Response().Header().Get("Content-Type"), Body: rec.body.Bytes()})
+	if err := h.cache.Set(ctx, ck, done, idempotencyTTL); err != nil {
+		h.log.WarnContext(ctx, "idempotent answer not kept", "err", err)
+	}
+	return nil
+}
+
+// recorder copies what a handler writes.
+type recorder struct {
+	http.ResponseWriter
+	body bytes.Buffer
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.body.Write(b)
+	return r.ResponseWriter.Write(b)
+}
+
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
