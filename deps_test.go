@@ -72,6 +72,7 @@ func TestDependencyRules(t *testing.T) {
 		"github.com/glebarez/":              {"storage/sqlstore"},
 		"github.com/jackc/pgx":              {"storage/sqlstore"},
 		"github.com/zitadel/oidc/v3/pkg/op": {"authserver"},
+		"github.com/minio/minio-go":         {"adminapi/s3files"},
 	}
 	resourceServers := []string{"memberapi", "mcp", "adminapi"}
 	handlers := []string{"authserver", "memberapi", "mcp", "discovery", "adminapi", "web", "cmd"}

@@ -66,9 +66,10 @@
 //     global 1 MiB body limit skips this one route, whose body is capped
 //     at UploadBodyLimit instead. Files are served publicly at
 //     /uploads/{key} (160-bit random keys) with nosniff and a sandboxing
-//     CSP. The bytes live in a FileStore: DiskFileStore under the data
-//     directory now; the production S3-compatible store is documented on
-//     FileStore and not implemented (no client library offline).
+//     CSP. The bytes live in a FileStore:
+//     DiskFileStore under the data directory (one replica), or
+//     s3files.Store, an S3-compatible bucket every replica shares
+//     (--files-url).
 //   - Every write records an audit event (actor: the token's subject,
 //     action like "course.created", target like "course:12").
 package adminapi

@@ -185,7 +185,7 @@ func (h *Handler) serveUpload(c echo.Context) error {
 	ctx := r.Context()
 	site, ok := tenant.FromContext(ctx)
 	key := c.Param("key")
-	if !ok || !validKey(key) {
+	if !ok || !ValidFileKey(key) {
 		return h.writeError(c, errNotFound("no such file"))
 	}
 	rows, _, err := h.store.FileRecords().List(ctx, site.ID, storage.Page{Limit: 1}, storage.Match{Field: "Key", Value: key})

@@ -14,17 +14,13 @@ import (
 )
 
 // FileStore keeps the bytes of uploaded files, per site, under keys the API
-// chooses (random, [a-z2-7]). The rows describing them live in storage.
+// chooses (random, [a-z2-7]; see ValidFileKey). The rows describing them
+// live in storage.
 //
 // The embedded default is DiskFileStore under the data directory. A
-// deployment with more than one replica needs storage they all share: the
-// production implementation is an S3-compatible object store (bucket per
-// deployment, object name "<site id>/<key>", private objects served through
-// GET /uploads/{key}) written with a maintained client library such as
-// minio-go or aws-sdk-go-v2. That library cannot be fetched in the offline
-// build environment this was written in, so no S3 implementation exists yet;
-// this interface is what it must satisfy, and testFileStore in
-// filestore_test.go is the contract it must pass.
+// deployment with more than one replica needs storage they all share:
+// s3files.Store, an S3-compatible object store through minio-go. Package
+// filestoretest holds the contract both pass.
 type FileStore interface {
 	// Put stores the content of r under key. A key is written once.
 	Put(ctx context.Context, site tenant.ID, key string, r io.Reader) error
@@ -46,7 +42,10 @@ var _ FileStore = (*DiskFileStore)(nil)
 // reaches a path.
 var errBadKey = errors.New("adminapi: malformed file key")
 
-func validKey(key string) bool {
+// ValidFileKey reports whether key is of the kind the API chooses: 1-64
+// characters of [a-z2-7]. Stores refuse any other before it becomes a path
+// or an object name.
+func ValidFileKey(key string) bool {
 	if len(key) == 0 || len(key) > 64 {
 		return false
 	}
@@ -60,7 +59,7 @@ func validKey(key string) bool {
 }
 
 func (d *DiskFileStore) path(site tenant.ID, key string) (string, error) {
-	if !validKey(key) {
+	if !ValidFileKey(key) {
 		return "", errBadKey
 	}
 	return filepath.Join(d.Root, strconv.FormatInt(int64(site), 10), key), nil

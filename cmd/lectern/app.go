@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"time"
 
+	"github.com/lectern/lectern/adminapi"
+	"github.com/lectern/lectern/adminapi/s3files"
 	"github.com/lectern/lectern/authserver"
 	"github.com/lectern/lectern/authserver/bearer"
 	"github.com/lectern/lectern/authserver/cimd"
@@ -30,6 +33,8 @@ type app struct {
 	platform *platform.Platform
 	verifier *bearer.Verifier
 	auth     *authserver.Server
+	// files keeps uploads; opened only for serving (openOptions.files).
+	files adminapi.FileStore
 }
 
 // openOptions says how much of the app a command needs.
@@ -38,6 +43,8 @@ type openOptions struct {
 	migrate bool
 	// requireCurrentSchema refuses to run on a schema that lacks migrations.
 	requireCurrentSchema bool
+	// files opens the upload store (--files-url), which serving needs.
+	files bool
 }
 
 // openApp opens storage, the cache and the key manager.
@@ -108,8 +115,28 @@ func openApp(ctx context.Context, cfg *config, logger *slog.Logger, o openOption
 	if err != nil {
 		return nil, err
 	}
+	if o.files {
+		if a.files, err = openFiles(ctx, cfg); err != nil {
+			return nil, err
+		}
+	}
 	ok = true
 	return a, nil
+}
+
+// openFiles opens the store of uploaded files: an S3-compatible bucket
+// when --files-url names one, else a directory under --data-dir.
+func openFiles(ctx context.Context, cfg *config) (adminapi.FileStore, error) {
+	if cfg.FilesURL == "" {
+		return &adminapi.DiskFileStore{Root: filepath.Join(cfg.DataDir, "uploads")}, nil
+	}
+	c, err := s3files.ParseURL(cfg.FilesURL)
+	if err != nil {
+		return nil, fmt.Errorf("--files-url: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return s3files.New(ctx, c)
 }
 
 // Close releases what openApp opened.

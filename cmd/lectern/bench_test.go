@@ -18,7 +18,7 @@ import (
 func benchServer(b *testing.B, n int) (*server, []string) {
 	b.Helper()
 	cfg := &config{Addr: "127.0.0.1:0", DataDir: b.TempDir(), LogLevel: "error", LogFormat: "text", SiteCacheTTL: time.Hour}
-	a, err := openApp(context.Background(), cfg, slog.New(slog.DiscardHandler), openOptions{migrate: true})
+	a, err := openApp(context.Background(), cfg, slog.New(slog.DiscardHandler), openOptions{migrate: true, files: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -32,6 +32,7 @@ type config struct {
 	DebugAddr      string
 	DBMaxConns     int
 	DemoSeed       bool
+	FilesURL       string
 
 	// Test-only: let the CIMD fetcher reach an httptest TLS server on
 	// loopback. No flag or environment variable sets it.
@@ -64,6 +65,7 @@ func (c *config) register(fs *flag.FlagSet, getenv func(string) string) {
 	str(&c.KEKFile, "kek-file", "LECTERN_KEK_FILE", "", "file holding the key-encryption key (base64)")
 	str(&c.DataDir, "data-dir", "LECTERN_DATA_DIR", "./data", "directory of the embedded default (database, generated KEK)")
 	str(&c.TrustedProxies, "trusted-proxies", "LECTERN_TRUSTED_PROXIES", "", "comma-separated IPs/CIDRs whose X-Forwarded-Host/-Proto are trusted")
+	str(&c.FilesURL, "files-url", "LECTERN_FILES_URL", "", "where uploaded files go: s3://<bucket>[/<prefix>]?endpoint=<host:port>&region=<r> (credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY); empty: <data-dir>/uploads, for one replica only")
 	str(&c.DebugAddr, "debug-addr", "LECTERN_DEBUG_ADDR", "", "if set, serve net/http/pprof on this address (keep it on loopback)")
 	str(&c.LogLevel, "log-level", "LECTERN_LOG_LEVEL", "info", "debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "LECTERN_LOG_FORMAT", "text", "text or json")

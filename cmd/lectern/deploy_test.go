@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/lectern/lectern/adminapi/s3files"
 )
 
 // deployRoot is deploy/ seen from this package's directory.
@@ -113,6 +115,9 @@ func TestDeployChecksCatchMistakes(t *testing.T) {
 					c.Env[i] = k8sEnvVar{Name: "LECTERN_KEK", Value: "c2VjcmV0"}
 				}
 			}
+		}},
+		{"uploads on the pod's disk", "k8s/deployment/env", func(d *deploySet) {
+			delete(d.configMap("lectern-config").Data, "LECTERN_FILES_URL")
 		}},
 		{"server args migrate", "k8s/deployment/serve", func(d *deploySet) {
 			d.deployment().container().Args = []string{"migrate"}
@@ -350,6 +355,13 @@ func deployCheckDeploymentEnv(d *deploySet, f *deployFindings) {
 		}
 		if _, ok := cm.Data["LECTERN_TRUSTED_PROXIES"]; !ok {
 			f.errorf("ConfigMap %s: no LECTERN_TRUSTED_PROXIES", name)
+		}
+		// Replicas share uploads only through a bucket; a pod's own disk
+		// would serve a file from one replica in three.
+		if u := cm.Data["LECTERN_FILES_URL"]; !strings.HasPrefix(u, "s3://") {
+			f.errorf("ConfigMap %s: LECTERN_FILES_URL is %q; the Deployment runs several replicas, which need a shared s3:// bucket", name, u)
+		} else if _, err := s3files.ParseURL(u); err != nil {
+			f.errorf("ConfigMap %s: LECTERN_FILES_URL: %v", name, err)
 		}
 	}
 }

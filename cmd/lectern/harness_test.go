@@ -84,7 +84,7 @@ func startServer(t *testing.T, b backend, o *serverOptions) *testServer {
 	logs := &syncBuffer{}
 	logger := slog.New(contextHandler{slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})})
 	ctx := context.Background()
-	a, err := openApp(ctx, cfg, logger, openOptions{migrate: true})
+	a, err := openApp(ctx, cfg, logger, openOptions{migrate: true, files: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"path/filepath"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/lectern/lectern/adminapi"
@@ -10,9 +8,8 @@ import (
 )
 
 // mountAdminAPI mounts the operators' API under /api/v1, its document at
-// /openapi.json and uploaded files under /uploads. Uploads live on local
-// disk under the data directory (the embedded default); a fleet of replicas
-// needs a shared, S3-compatible adminapi.FileStore instead (see its doc).
+// /openapi.json and uploaded files under /uploads, kept in the store
+// --files-url chooses (openFiles).
 func mountAdminAPI(e *echo.Echo, a *app) {
 	h := adminapi.New(adminapi.Options{
 		Store:    a.store,
@@ -20,7 +17,7 @@ func mountAdminAPI(e *echo.Echo, a *app) {
 		Verifier: a.verifier,
 		Revoker:  a.verifier,
 		Cache:    a.cache,
-		Files:    &adminapi.DiskFileStore{Root: filepath.Join(a.cfg.DataDir, "uploads")},
+		Files:    a.files,
 		Logger:   a.logger,
 	})
 	h.Register(e, discovery.OpenAPIPath)

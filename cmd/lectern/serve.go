@@ -44,7 +44,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	if env.getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	a, err := openApp(ctx, &cfg, logger, openOptions{requireCurrentSchema: true})
+	a, err := openApp(ctx, &cfg, logger, openOptions{requireCurrentSchema: true, files: true})
 	if err != nil {
 		return err
 	}
