@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -35,6 +36,9 @@ func adminCommand(ctx context.Context, env *cmdEnv, name string, args []string, 
 	if err != nil {
 		return err
 	}
+	// Libraries that log through slog's default (zitadel's route
+	// registration) follow the command's level and format.
+	slog.SetDefault(logger)
 	a, err := openApp(ctx, &cfg, logger, o)
 	if err != nil {
 		return err
@@ -55,6 +59,9 @@ func runMigrate(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Libraries that log through slog's default (zitadel's route
+	// registration) follow the command's level and format.
+	slog.SetDefault(logger)
 	a, err := openApp(ctx, &cfg, logger, openOptions{migrate: true})
 	if err != nil {
 		return err

@@ -86,7 +86,7 @@ func openApp(ctx context.Context, cfg *config, logger *slog.Logger, o openOption
 	if cfg.RedisURL == "" {
 		a.cache = cache.NewMemory(nil)
 	} else {
-		a.cache, err = cache.NewRedis(ctx, cfg.RedisURL, &cache.RedisOptions{Prefix: cfg.RedisPrefix})
+		a.cache, err = cache.NewRedis(ctx, cfg.RedisURL, &cache.RedisOptions{Prefix: cfg.RedisPrefix, NoAutoPipeline: !cfg.RedisAutoPipeline})
 		if err != nil {
 			return nil, err
 		}

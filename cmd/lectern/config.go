@@ -33,6 +33,8 @@ type config struct {
 	DBMaxConns     int
 	DemoSeed       bool
 	FilesURL       string
+	// RedisAutoPipeline batches concurrent Redis commands (cache.RedisOptions).
+	RedisAutoPipeline bool
 
 	// Test-only: let the CIMD fetcher reach an httptest TLS server on
 	// loopback. No flag or environment variable sets it.
@@ -80,6 +82,7 @@ func (c *config) register(fs *flag.FlagSet, getenv func(string) string) {
 	}
 	fs.IntVar(&c.DBMaxConns, "db-max-conns", conns, "PostgreSQL connections per process; a few per core is best (env LECTERN_DB_MAX_CONNS)")
 	boolean(&c.AccessLog, "access-log", "LECTERN_ACCESS_LOG", true, "log every request")
+	boolean(&c.RedisAutoPipeline, "redis-autopipeline", "LECTERN_REDIS_AUTOPIPELINE", true, "batch the Redis commands of concurrent requests into shared pipelines")
 	boolean(&c.DemoSeed, "demo-seed", "LECTERN_DEMO_SEED", true, "seed the demo sites on the first embedded start")
 }
 

@@ -73,7 +73,7 @@ func startServer(t *testing.T, b backend, o *serverOptions) *testServer {
 	cfg := &config{
 		Addr: ln.Addr().String(), DatabaseURL: b.databaseURL, RedisURL: b.redisURL,
 		RedisPrefix: "lectern-test-" + randomHex(6) + ":",
-		DataDir:     t.TempDir(), LogLevel: "debug", LogFormat: "json", AccessLog: true, DemoSeed: true,
+		DataDir:     t.TempDir(), LogLevel: "debug", LogFormat: "json", AccessLog: true, DemoSeed: true, RedisAutoPipeline: true,
 	}
 	if b.databaseURL != "" {
 		cfg.KEK = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="

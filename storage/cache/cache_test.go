@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -491,4 +492,146 @@ func scanPrefix(t *testing.T, admin *redis.Client, prefix string) []string {
 		}
 	}
 	return keys
+}
+
+// The contract holds with every command on its own round trip too.
+func TestRedisNoAutoPipeline(t *testing.T) {
+	url := storagetest.RedisURL(t)
+	admin := adminClient(t, url)
+	storagetest.RunCacheTests(t, func(t *testing.T) storage.Cache {
+		prefix := randomPrefix(t)
+		r, err := NewRedis(t.Context(), url, &RedisOptions{Prefix: prefix, NoAutoPipeline: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = r.Close()
+			if keys := scanPrefix(t, admin, prefix); len(keys) > 0 {
+				_ = admin.Del(context.Background(), keys...).Err()
+			}
+		})
+		return r
+	})
+}
+
+// A caller's deadline bounds its wait on a Redis that stopped answering,
+// with or without the autopipeliner (whose batches run on their own
+// context): the request fails fast as unavailable instead of hanging for
+// the connection's read timeout.
+func TestRedisStalledHonoursDeadline(t *testing.T) {
+	url := storagetest.RedisURL(t)
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, noAP := range []bool{false, true} {
+		t.Run(map[bool]string{false: "autopipeline", true: "plain"}[noAP], func(t *testing.T) {
+			p := newFreezeProxy(t, opts.Addr)
+			r, err := NewRedis(t.Context(), "redis://"+p.addr()+"/"+strconv.Itoa(opts.DB), &RedisOptions{Prefix: randomPrefix(t), NoAutoPipeline: noAP})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if err := r.Set(t.Context(), "k", []byte("v"), time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			p.freeze()
+			defer p.thaw()
+			calls := map[string]func(ctx context.Context) error{
+				"Get":      func(ctx context.Context) error { _, err := r.Get(ctx, "k"); return err },
+				"GetMulti": func(ctx context.Context) error { _, err := r.GetMulti(ctx, "k", "j"); return err },
+				"GetDel":   func(ctx context.Context) error { _, err := r.GetDel(ctx, "k"); return err },
+				"Set":      func(ctx context.Context) error { return r.Set(ctx, "k", []byte("w"), time.Minute) },
+			}
+			for name, call := range calls {
+				ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+				start := time.Now()
+				err := call(ctx)
+				cancel()
+				if !errors.Is(err, storage.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("%s on a stalled Redis: %v; want unavailable, deadline exceeded", name, err)
+				}
+				// go-redis' own read timeout is 3 s; the caller's 100 ms must win.
+				if d := time.Since(start); d > 2*time.Second {
+					t.Errorf("%s waited %v past a 100 ms deadline", name, d)
+				}
+			}
+		})
+	}
+}
+
+// freezeProxy forwards TCP to Redis until frozen; then it holds every byte
+// until thawed, as a stalled server or network would.
+type freezeProxy struct {
+	ln     net.Listener
+	mu     sync.Mutex
+	frozen chan struct{} // closed when thawed; nil when not frozen
+}
+
+func newFreezeProxy(t *testing.T, target string) *freezeProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &freezeProxy{ln: ln}
+	t.Cleanup(func() { p.thaw(); _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			go p.pipe(up, c)
+			go p.pipe(c, up)
+		}
+	}()
+	return p
+}
+
+func (p *freezeProxy) addr() string { return p.ln.Addr().String() }
+
+func (p *freezeProxy) pipe(dst, src net.Conn) {
+	defer dst.Close()
+	defer src.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			wait := p.frozen
+			p.mu.Unlock()
+			if wait != nil {
+				<-wait
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *freezeProxy) freeze() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.frozen == nil {
+		p.frozen = make(chan struct{})
+	}
+}
+
+func (p *freezeProxy) thaw() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.frozen != nil {
+		close(p.frozen)
+		p.frozen = nil
+	}
 }
