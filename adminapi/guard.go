@@ -82,7 +82,7 @@ func (h *Handler) guard(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := h.checkBodyType(r, c.Path()); err != nil {
 			return h.writeError(c, err)
 		}
-		ctx := withCaller(r.Context(), &caller{site: site, token: tok, roles: roles, ip: clientIP(r)})
+		ctx := withCaller(r.Context(), &caller{site: site, token: tok, roles: roles, ip: tenant.ClientIP(r)})
 		c.SetRequest(r.WithContext(ctx))
 		if r.Method == http.MethodPost && r.Header.Get(idempotencyHeader) != "" {
 			return h.idempotent(c, next)

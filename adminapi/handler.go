@@ -158,18 +158,3 @@ func (h *Handler) audit(ctx context.Context, action, target string, details map[
 		h.log.WarnContext(ctx, "audit event not recorded", "action", action, "target", target, "err", err)
 	}
 }
-
-// clientIP is the peer address (as the authorization server records it).
-func clientIP(r *http.Request) string {
-	host := r.RemoteAddr
-	for i := len(host) - 1; i >= 0; i-- {
-		if host[i] == ':' {
-			host = host[:i]
-			break
-		}
-	}
-	if len(host) > 2 && host[0] == '[' {
-		host = host[1 : len(host)-1]
-	}
-	return host
-}

@@ -94,7 +94,7 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 	// Failed attempts are counted per account and per IP (DESIGN §10): an
 	// attacker guessing one account, or spraying many, is stopped alike.
 	acctKey := storage.CacheKey(site.ID, "loginfail:acct", hashHex(strings.ToLower(d.Email)))
-	ipKey := storage.CacheKey(site.ID, "loginfail:ip", clientIP(r))
+	ipKey := storage.CacheKey(site.ID, "loginfail:ip", tenant.ClientIP(r))
 	counts, err := s.cache.GetMulti(ctx, acctKey, ipKey)
 	if err != nil {
 		s.unavailablePage(w, r, site, err)

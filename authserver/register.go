@@ -72,7 +72,7 @@ func (s *Server) Register(w http.ResponseWriter, r *http.Request) {
 	site := siteOf(r.Context())
 	w.Header().Set("Cache-Control", "no-store")
 	ctx := r.Context()
-	ok, retry, err := s.cache.Allow(ctx, storage.CacheKey(site.ID, "rl:register", clientIP(r)), registerRate)
+	ok, retry, err := s.cache.Allow(ctx, storage.CacheKey(site.ID, "rl:register", tenant.ClientIP(r)), registerRate)
 	switch {
 	case err != nil:
 		s.logger.ErrorContext(ctx, "registration rate limit unavailable", "err", err)
@@ -192,7 +192,7 @@ func (s *Server) registerOpen(w http.ResponseWriter, r *http.Request, site *tena
 	c, secret, err := s.platform.CreateClient(r.Context(), platform.ClientSpec{
 		Site: site.ID, Name: req.ClientName, RedirectURIs: req.RedirectURIs, LoopbackOnly: true,
 		Scopes: scope.Parse(req.Scope), Confidential: confidential, ApplicationType: req.ApplicationType,
-		Source: storage.SourceDCR, CreatedBy: "registration from " + clientIP(r),
+		Source: storage.SourceDCR, CreatedBy: "registration from " + tenant.ClientIP(r),
 	})
 	var merr *platform.MetadataError
 	switch {

@@ -163,28 +163,11 @@ func siteOf(ctx context.Context) *tenant.Site {
 func (s *Server) audit(ctx context.Context, site tenant.ID, actor, action, target string, r *http.Request, details map[string]any) {
 	e := &storage.AuditEvent{SiteID: site, Actor: actor, Action: action, Target: target, Details: details, CreatedAt: s.now()}
 	if r != nil {
-		e.IP = clientIP(r)
+		e.IP = tenant.ClientIP(r)
 	}
 	if err := s.store.RecordAudit(ctx, e); err != nil {
 		s.logger.WarnContext(ctx, "audit event not recorded", "action", action, "err", err)
 	}
-}
-
-// clientIP is the peer address. Behind a load balancer the tenant
-// middleware's trusted-proxy rules apply to hosts, not to IPs; rate limits
-// per IP then see the proxy, which only makes them stricter.
-func clientIP(r *http.Request) string {
-	host := r.RemoteAddr
-	for i := len(host) - 1; i >= 0; i-- {
-		if host[i] == ':' {
-			host = host[:i]
-			break
-		}
-	}
-	if len(host) > 2 && host[0] == '[' {
-		host = host[1 : len(host)-1]
-	}
-	return host
 }
 
 // Revocation and Introspection serve POST /api/oauth/revoke and POST

@@ -126,3 +126,14 @@ func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
 	}
 	return out, nil
 }
+
+// ClientIP is the address of the request's peer, without port or IPv6
+// brackets: what per-IP rate limits and audit events record. Behind a load
+// balancer it is the balancer's address (forwarded-for headers are not
+// believed for IPs), which only makes per-IP limits stricter.
+func ClientIP(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(r.RemoteAddr, "["), "]")
+}

@@ -141,3 +141,19 @@ func TestParseTrustedProxies(t *testing.T) {
 		t.Fatal("accepted a bad address")
 	}
 }
+
+func TestClientIP(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1:5000":      "127.0.0.1",
+		"[::1]:443":           "::1",
+		"[2001:db8::7]:65535": "2001:db8::7",
+		"192.0.2.9":           "192.0.2.9",
+		"[2001:db8::8]":       "2001:db8::8",
+		"":                    "",
+	} {
+		r := &http.Request{RemoteAddr: addr}
+		if got := ClientIP(r); got != want {
+			t.Errorf("ClientIP(%q) = %q; want %q", addr, got, want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lectern/lectern/authserver"
 	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
 	"github.com/lectern/lectern/web/ui"
 )
 
@@ -117,17 +118,8 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, rq *request, err 
 // audit records an action of the signed-in person. A failure is logged,
 // not shown: the action already happened.
 func (h *Handler) audit(r *http.Request, rq *request, action, target string, details map[string]any) {
-	e := &storage.AuditEvent{SiteID: rq.site.ID, Actor: rq.user.ID, Action: action, Target: target, IP: clientIP(r), Details: details, CreatedAt: h.now()}
+	e := &storage.AuditEvent{SiteID: rq.site.ID, Actor: rq.user.ID, Action: action, Target: target, IP: tenant.ClientIP(r), Details: details, CreatedAt: h.now()}
 	if err := h.store.RecordAudit(r.Context(), e); err != nil {
 		h.logger.WarnContext(r.Context(), "audit event not recorded", "action", action, "err", err)
 	}
-}
-
-// clientIP is the peer address without the port.
-func clientIP(r *http.Request) string {
-	host := r.RemoteAddr
-	if i := strings.LastIndexByte(host, ':'); i >= 0 {
-		host = host[:i]
-	}
-	return strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 }

@@ -226,6 +226,12 @@ func (f *Fetcher) fetch(ctx context.Context, clientID string, u *url.URL) (doc *
 		return nil, nil, 0, requestError(ctx, err)
 	}
 	defer resp.Body.Close()
+	// The deadline and an answer can arrive together (the server may answer
+	// because our cancellation reached it): an answer after the deadline is
+	// a timeout, whatever it says.
+	if ctx.Err() != nil {
+		return nil, nil, 0, newError(ctx.Err(), "The client metadata document's server did not answer in time.")
+	}
 
 	switch {
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:

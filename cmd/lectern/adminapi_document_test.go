@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"reflect"
 	"sort"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/discovery"
+	"github.com/lectern/lectern/internal/openapitest"
 )
 
 // The served /openapi.json is a valid OpenAPI 3.0 document (kin-openapi's
@@ -86,9 +86,7 @@ func TestAdminOpenAPIDocument(t *testing.T) {
 			t.Errorf("%s: the document's scopes are not the operator scopes (-want +got):\n%s", origin, d)
 		}
 	}
-	var diffs []string
-	admWalkDiff("", docs[ts.academy()], docs[ts.open()], &diffs)
-	sort.Strings(diffs)
+	diffs := openapitest.Diff(docs[ts.academy()], docs[ts.open()])
 	want := []string{
 		fmt.Sprintf(".components.securitySchemes.oauth2.flows.authorizationCode.authorizationUrl: %s/oauth/authorize | %s/oauth/authorize", ts.academy(), ts.open()),
 		fmt.Sprintf(".components.securitySchemes.oauth2.flows.authorizationCode.tokenUrl: %s/api/oauth/token | %s/api/oauth/token", ts.academy(), ts.open()),
@@ -96,39 +94,5 @@ func TestAdminOpenAPIDocument(t *testing.T) {
 	}
 	if d := cmp.Diff(want, diffs); d != "" {
 		t.Errorf("the two sites' documents differ in more than their URLs (-want +got):\n%s", d)
-	}
-}
-
-func admWalkDiff(path string, a, b any, out *[]string) {
-	switch av := a.(type) {
-	case map[string]any:
-		bv, ok := b.(map[string]any)
-		if !ok {
-			*out = append(*out, path+": type")
-			return
-		}
-		keys := map[string]bool{}
-		for k := range av {
-			keys[k] = true
-		}
-		for k := range bv {
-			keys[k] = true
-		}
-		for k := range keys {
-			admWalkDiff(path+"."+k, av[k], bv[k], out)
-		}
-	case []any:
-		bv, ok := b.([]any)
-		if !ok || len(av) != len(bv) {
-			*out = append(*out, path+": length")
-			return
-		}
-		for i := range av {
-			admWalkDiff(fmt.Sprintf("%s[%d]", path, i), av[i], bv[i], out)
-		}
-	default:
-		if !reflect.DeepEqual(a, b) {
-			*out = append(*out, fmt.Sprintf("%s: %v | %v", path, a, b))
-		}
 	}
 }
