@@ -108,7 +108,7 @@ func New(o Options) (*Server, error) {
 		Token:         op.NewEndpoint(discovery.TokenPath),
 		Revocation:    op.NewEndpoint(discovery.RevocationPath),
 		Introspection: op.NewEndpoint(discovery.IntrospectionPath),
-	}, op.WithServerCORSOptions(nil))
+	}, op.WithServerCORSOptions(nil), op.WithFallbackLogger(o.Logger))
 	return s, nil
 }
 

@@ -17,6 +17,9 @@ import (
 // with its key ring), and returns it with the sites' hosts.
 func benchServer(b *testing.B, n int) (*server, []string) {
 	b.Helper()
+	// zitadel/oidc logs its routes through slog's default logger.
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.DiscardHandler))
 	cfg := &config{Addr: "127.0.0.1:0", DataDir: b.TempDir(), LogLevel: "error", LogFormat: "text", SiteCacheTTL: time.Hour}
 	a, err := openApp(context.Background(), cfg, slog.New(slog.DiscardHandler), openOptions{migrate: true, files: true})
 	if err != nil {
