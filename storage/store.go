@@ -117,9 +117,26 @@ type GrantStore interface {
 	TouchGrant(ctx context.Context, site tenant.ID, id string, at time.Time) error
 	// ListGrants returns the site's grants, of one user when userID != "".
 	ListGrants(ctx context.Context, site tenant.ID, userID string, includeRevoked bool) ([]Grant, error)
+	// LiveGrants returns one page of the site's live grants matching q,
+	// newest first, and how many match in all: what a list page shows
+	// without loading a busy site's every grant.
+	LiveGrants(ctx context.Context, site tenant.ID, q GrantQuery) ([]Grant, int, error)
+	// LiveGrantCounts returns how many live grants each client has at the
+	// site at time at (clients without any are absent).
+	LiveGrantCounts(ctx context.Context, site tenant.ID, at time.Time) (map[string]int, error)
 
 	Consent(ctx context.Context, site tenant.ID, userID, clientID string) (*Consent, error)
 	SaveConsent(ctx context.Context, c *Consent) error
+}
+
+// GrantQuery selects live grants: neither revoked nor past their absolute
+// limit at time At.
+type GrantQuery struct {
+	At       time.Time
+	UserID   string // one person's grants, when set
+	ClientID string // one client's grants, when set
+	// Offset and Limit pick the page; Limit <= 0 means every match.
+	Offset, Limit int
 }
 
 // RevokedGrant names a revoked grant.

@@ -50,7 +50,8 @@ func (h *Handler) connections(w http.ResponseWriter, r *http.Request, rq *reques
 // connectedApps groups the person's live grants by client, most recently
 // used first.
 func (h *Handler) connectedApps(r *http.Request, rq *request) ([]connectedApp, error) {
-	grants, err := h.liveGrants(r, rq, rq.user.ID)
+	// A person's grants at one site are few: all of them, then grouped.
+	grants, _, err := h.store.LiveGrants(r.Context(), rq.site.ID, storage.GrantQuery{At: h.now(), UserID: rq.user.ID})
 	if err != nil {
 		return nil, err
 	}

@@ -41,14 +41,10 @@ func (h *Handler) appList(w http.ResponseWriter, r *http.Request, rq *request) {
 		h.fail(w, r, rq, err)
 		return
 	}
-	grants, err := h.liveGrants(r, rq, "")
+	perClient, err := h.store.LiveGrantCounts(ctx, rq.site.ID, h.now())
 	if err != nil {
 		h.fail(w, r, rq, err)
 		return
-	}
-	perClient := map[string]int{}
-	for _, g := range grants {
-		perClient[g.ClientID]++
 	}
 	// Newest first: the one just created is on top.
 	slices.SortStableFunc(apps, func(a, b storage.Client) int { return b.CreatedAt.Compare(a.CreatedAt) })
@@ -258,16 +254,10 @@ func (h *Handler) appShow(w http.ResponseWriter, r *http.Request, rq *request) {
 // renderApp shows application c; form and errs are a rejected edit.
 func (h *Handler) renderApp(w http.ResponseWriter, r *http.Request, rq *request, status int, c *storage.Client, f *flash, form *appForm, errs *fieldErrors) {
 	ctx := r.Context()
-	grants, err := h.liveGrants(r, rq, "")
+	n, err := h.clientGrantCount(r.Context(), rq, c.ClientID)
 	if err != nil {
 		h.fail(w, r, rq, err)
 		return
-	}
-	n := 0
-	for _, g := range grants {
-		if g.ClientID == c.ClientID {
-			n++
-		}
 	}
 	site := rq.site
 	v := appView{
@@ -434,16 +424,10 @@ func (h *Handler) appDeleteConfirm(w http.ResponseWriter, r *http.Request, rq *r
 }
 
 func (h *Handler) renderDeleteConfirm(w http.ResponseWriter, r *http.Request, rq *request, c *storage.Client) {
-	grants, err := h.liveGrants(r, rq, "")
+	n, err := h.clientGrantCount(r.Context(), rq, c.ClientID)
 	if err != nil {
 		h.fail(w, r, rq, err)
 		return
-	}
-	n := 0
-	for _, g := range grants {
-		if g.ClientID == c.ClientID {
-			n++
-		}
 	}
 	d := confirmData{
 		chrome:  chromeFor(rq, "admin", "apps"),

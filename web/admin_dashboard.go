@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -35,13 +36,17 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, rq *request)
 				h.fail(w, r, rq, err)
 				return
 			}
-			grants, err := h.liveGrants(r, rq, "")
+			perClient, err := h.store.LiveGrantCounts(ctx, rq.site.ID, h.now())
 			if err != nil {
 				h.fail(w, r, rq, err)
 				return
 			}
+			n := 0
+			for _, c := range perClient {
+				n += c
+			}
 			d.Applications = count(len(apps), "application")
-			d.Connections = count(len(grants), "connection")
+			d.Connections = count(n, "connection")
 		}
 		events, err := h.store.ListAudit(ctx, rq.site.ID, 0, 5)
 		if err != nil {
@@ -53,21 +58,11 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, rq *request)
 	h.render(w, r, rq, http.StatusOK, "admin_dashboard", "Dashboard", d, h.takeFlash(ctx, rq))
 }
 
-// liveGrants returns the site's grants that still work (not revoked, not
-// past their absolute limit), of one user when userID != "", newest first.
-func (h *Handler) liveGrants(r *http.Request, rq *request, userID string) ([]storage.Grant, error) {
-	all, err := h.store.ListGrants(r.Context(), rq.site.ID, userID, false)
-	if err != nil {
-		return nil, err
-	}
-	now := h.now()
-	out := all[:0]
-	for _, g := range all {
-		if g.RevokedAt == nil && (g.ExpiresAt.IsZero() || g.ExpiresAt.After(now)) {
-			out = append(out, g)
-		}
-	}
-	return out, nil
+// clientGrantCount is how many grants of the client still work (not
+// revoked, not past their absolute limit).
+func (h *Handler) clientGrantCount(ctx context.Context, rq *request, clientID string) (int, error) {
+	_, n, err := h.store.LiveGrants(ctx, rq.site.ID, storage.GrantQuery{At: h.now(), ClientID: clientID, Limit: 1})
+	return n, err
 }
 
 // grantLastUsed is when a grant was last used: its refresh time, or its

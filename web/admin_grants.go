@@ -36,28 +36,31 @@ type grantListData struct {
 // the site (or of one application, ?client=), newest first, paginated.
 func (h *Handler) grantList(w http.ResponseWriter, r *http.Request, rq *request) {
 	ctx := r.Context()
-	grants, err := h.liveGrants(r, rq, "")
+	d := grantListData{chrome: chromeFor(rq, "admin", "connections")}
+	q := r.URL.Query()
+	names := h.namer(ctx, rq.site.ID)
+	gq := storage.GrantQuery{At: h.now(), ClientID: q.Get("client"), Limit: pageSize}
+	if gq.ClientID != "" {
+		d.FilterClientID = gq.ClientID
+		d.FilterName, _ = names.client(gq.ClientID)
+	}
+	// Only the page is read; a page number past the end shows the last page.
+	gq.Offset, _ = pageOffset(q.Get("page"))
+	grants, total, err := h.store.LiveGrants(ctx, rq.site.ID, gq)
 	if err != nil {
 		h.fail(w, r, rq, err)
 		return
 	}
-	d := grantListData{chrome: chromeFor(rq, "admin", "connections")}
-	q := r.URL.Query()
-	names := h.namer(ctx, rq.site.ID)
-	if filter := q.Get("client"); filter != "" {
-		out := grants[:0]
-		for _, g := range grants {
-			if g.ClientID == filter {
-				out = append(out, g)
-			}
+	from, _, p := paginate(total, q.Get("page"), grantsPath, q)
+	if from != gq.Offset {
+		gq.Offset = from
+		if grants, _, err = h.store.LiveGrants(ctx, rq.site.ID, gq); err != nil {
+			h.fail(w, r, rq, err)
+			return
 		}
-		grants = out
-		d.FilterClientID = filter
-		d.FilterName, _ = names.client(filter)
 	}
-	from, to, p := paginate(len(grants), q.Get("page"), grantsPath, q)
 	d.Pager = p
-	for _, g := range grants[from:to] {
+	for _, g := range grants {
 		name, own := names.client(g.ClientID)
 		row := grantRow{
 			ID: g.ID, ClientName: name, ClientID: g.ClientID, Scopes: g.Scopes,

@@ -83,12 +83,24 @@ type pager struct {
 	PrevURL, NextURL string
 }
 
+// pageOffset is the offset of the first item of page rawPage (1-based, as
+// paginate reads it), before it is clamped to the list's length.
+func pageOffset(rawPage string) (int, int) {
+	page, _ := strconv.Atoi(rawPage)
+	page = min(max(page, 1), maxPage)
+	return (page - 1) * pageSize, page
+}
+
+// maxPage bounds a page number read from the URL, so that the offset it
+// makes cannot overflow.
+const maxPage = 1_000_000
+
 // paginate picks page (1-based, from the query parameter "page") of total
 // items. base is the list's URL with its other query parameters.
 func paginate(total int, rawPage string, base string, q url.Values) (from, to int, p pager) {
-	page, _ := strconv.Atoi(rawPage)
+	_, page := pageOffset(rawPage)
 	pages := max(1, (total+pageSize-1)/pageSize)
-	page = min(max(page, 1), pages)
+	page = min(page, pages)
 	from = min((page-1)*pageSize, total)
 	to = min(from+pageSize, total)
 	p = pager{Page: page, Pages: pages, From: from + 1, To: to, Total: total}

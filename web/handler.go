@@ -22,7 +22,8 @@ type Store interface {
 	RolesAt(ctx context.Context, site tenant.ID, userID string) ([]string, error)
 	ClientByID(ctx context.Context, site tenant.ID, clientID string) (*storage.Client, error)
 	GrantByID(ctx context.Context, site tenant.ID, id string) (*storage.Grant, error)
-	ListGrants(ctx context.Context, site tenant.ID, userID string, includeRevoked bool) ([]storage.Grant, error)
+	LiveGrants(ctx context.Context, site tenant.ID, q storage.GrantQuery) ([]storage.Grant, int, error)
+	LiveGrantCounts(ctx context.Context, site tenant.ID, at time.Time) (map[string]int, error)
 	ListAudit(ctx context.Context, site tenant.ID, before int64, limit int) ([]storage.AuditEvent, error)
 	RecordAudit(ctx context.Context, e *storage.AuditEvent) error
 	SaveConsent(ctx context.Context, c *storage.Consent) error

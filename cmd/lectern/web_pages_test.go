@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/internal/demo"
@@ -553,14 +555,16 @@ func TestWebPagination(t *testing.T) {
 	ts := startServer(t, backend{name: "embedded"}, nil)
 	owner := webSignIn(t, ts, ts.academy(), demo.OwnerEmail, demo.OwnerPassword)
 	site := webAcademy(t, ts).ID
+	var bulk *storage.Client
 	for i := range 23 {
-		_, _, err := ts.app.platform.CreateClient(context.Background(), platform.ClientSpec{
+		c, _, err := ts.app.platform.CreateClient(context.Background(), platform.ClientSpec{
 			Site: site, Name: fmt.Sprintf("Bulk App %02d", i), RedirectURIs: []string{"http://127.0.0.1/cb"},
 			Audience: storage.AudienceMember, Source: storage.SourceAdmin, Reviewed: true,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
+		bulk = c
 	}
 	first := owner.expect("/admin/developers/apps", http.StatusOK).Body
 	if n := strings.Count(first, "Bulk App "); n != 20 {
@@ -575,6 +579,50 @@ func TestWebPagination(t *testing.T) {
 		t.Fatalf("page 2 lists %d bulk applications, want 3 and the demo's, with a link back", n)
 	}
 	owner.expect("/admin/developers/apps?page=99", http.StatusOK) // clamped to the last page
+
+	// Connected apps: 23 grants of the demo member app and 2 of a bulk app,
+	// a minute apart, newest last; the store reads one page at a time.
+	student, err := ts.app.store.UserByEmail(context.Background(), demo.StudentEmail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var grantIDs []string
+	start := time.Now().Add(-time.Hour)
+	for i := range 25 {
+		client := demo.MemberClientID
+		if i >= 23 {
+			client = bulk.ClientID
+		}
+		id := fmt.Sprintf("grant-bulk-%02d", i)
+		at := start.Add(time.Duration(i) * time.Minute)
+		sum := sha256.Sum256([]byte(id))
+		g := &storage.Grant{ID: id, SiteID: site, ClientID: client, UserID: student.ID, Scopes: []string{scope.AccountRead},
+			Resource: ts.academy(), AuthTime: at, CreatedAt: at, ExpiresAt: at.Add(24 * time.Hour), LastUsedAt: at}
+		rt := &storage.RefreshToken{TokenHash: sum[:], CreatedAt: at, ExpiresAt: at.Add(24 * time.Hour)}
+		if err := ts.app.store.CreateGrant(context.Background(), g, rt); err != nil {
+			t.Fatal(err)
+		}
+		grantIDs = append(grantIDs, id)
+	}
+	revokeLink := func(i int) string { return `href="/admin/developers/connections/` + grantIDs[i] + `/revoke"` }
+	rows := func(body string) int { return strings.Count(body, `data-label="Member"`) }
+	list := owner.expect("/admin/developers/connections", http.StatusOK).Body
+	if rows(list) != 20 || !strings.Contains(list, "Showing 1–20 of 25") || !strings.Contains(list, revokeLink(24)) || strings.Contains(list, revokeLink(4)) {
+		t.Fatalf("connections page 1 shows %d rows, want the newest 20 of 25:\n%s", rows(list), webExcerpt(list))
+	}
+	for _, path := range []string{"/admin/developers/connections?page=2", "/admin/developers/connections?page=99"} {
+		body := owner.expect(path, http.StatusOK).Body
+		if rows(body) != 5 || !strings.Contains(body, "Showing 21–25 of 25") || !strings.Contains(body, revokeLink(0)) {
+			t.Fatalf("%s shows %d rows, want the oldest 5 of 25:\n%s", path, rows(body), webExcerpt(body))
+		}
+	}
+	filtered := owner.expect("/admin/developers/connections?client="+url.QueryEscape(demo.MemberClientID)+"&page=2", http.StatusOK).Body
+	if rows(filtered) != 3 || !strings.Contains(filtered, "Showing 21–23 of 23") || strings.Contains(filtered, revokeLink(23)) {
+		t.Fatalf("the member app's page 2 shows %d rows, want its oldest 3 of 23:\n%s", rows(filtered), webExcerpt(filtered))
+	}
+	if dash := owner.expect("/admin", http.StatusOK).Body; !strings.Contains(dash, "25 connections") {
+		t.Errorf("the dashboard does not count 25 connections:\n%s", webExcerpt(dash))
+	}
 
 	for range 15 {
 		owner.setBeta(false)

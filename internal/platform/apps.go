@@ -127,15 +127,12 @@ func (p *Platform) DeleteApplication(ctx context.Context, site tenant.ID, client
 
 // RevokeClientGrants revokes every live grant of a client at the site.
 func (p *Platform) RevokeClientGrants(ctx context.Context, site tenant.ID, clientID string, rev Revoker, now time.Time) (int, error) {
-	grants, err := p.Store.ListGrants(ctx, site, "", false)
+	grants, _, err := p.Store.LiveGrants(ctx, site, storage.GrantQuery{At: now, ClientID: clientID})
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, g := range grants {
-		if g.ClientID != clientID {
-			continue
-		}
 		if err := rev.RevokeGrant(ctx, site, g.ID, now); err != nil && !errors.Is(err, storage.ErrNotFound) {
 			return n, err
 		}

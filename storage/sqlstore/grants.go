@@ -233,6 +233,63 @@ func (s *Store) ListGrants(ctx context.Context, site tenant.ID, userID string, i
 	return gs, mapErr(err)
 }
 
+// liveGrants narrows to the site's grants that are live at q.At and match
+// q's person and client.
+func (s *Store) liveGrants(ctx context.Context, site tenant.ID, q storage.GrantQuery) *gorm.DB {
+	db := s.db.WithContext(ctx).Model(&storage.Grant{}).Scopes(siteScope(site)).
+		Where("revoked_at IS NULL AND expires_at > ?", q.At.UTC())
+	if q.UserID != "" {
+		db = db.Where("user_id = ?", q.UserID)
+	}
+	if q.ClientID != "" {
+		db = db.Where("client_id = ?", q.ClientID)
+	}
+	return db
+}
+
+// LiveGrants implements storage.GrantStore. The page is read by offset
+// (admin lists are short-lived views, not feeds) along the index
+// grants_site_live (migration 0005), newest first.
+func (s *Store) LiveGrants(ctx context.Context, site tenant.ID, q storage.GrantQuery) ([]storage.Grant, int, error) {
+	var total int64
+	if err := s.liveGrants(ctx, site, q).Count(&total).Error; err != nil {
+		return nil, 0, mapErr(err)
+	}
+	if total == 0 || (q.Limit > 0 && int64(q.Offset) >= total) {
+		return nil, int(total), nil
+	}
+	db := s.liveGrants(ctx, site, q).Order("created_at DESC, id")
+	if q.Limit > 0 {
+		db = db.Limit(q.Limit)
+	}
+	if q.Offset > 0 {
+		db = db.Offset(q.Offset)
+	}
+	var gs []storage.Grant
+	if err := db.Find(&gs).Error; err != nil {
+		return nil, 0, mapErr(err)
+	}
+	return gs, int(total), nil
+}
+
+// LiveGrantCounts implements storage.GrantStore.
+func (s *Store) LiveGrantCounts(ctx context.Context, site tenant.ID, at time.Time) (map[string]int, error) {
+	var rows []struct {
+		ClientID string
+		N        int
+	}
+	err := s.liveGrants(ctx, site, storage.GrantQuery{At: at}).
+		Select("client_id, count(*) AS n").Group("client_id").Find(&rows).Error
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	out := make(map[string]int, len(rows))
+	for _, r := range rows {
+		out[r.ClientID] = r.N
+	}
+	return out, nil
+}
+
 // Consent implements storage.GrantStore.
 func (s *Store) Consent(ctx context.Context, site tenant.ID, userID, clientID string) (*storage.Consent, error) {
 	var c storage.Consent

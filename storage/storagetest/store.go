@@ -64,6 +64,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) storage.Store) {
 		{"RevokedTokens", testRevokedTokens},
 		{"TouchGrant", testTouchGrant},
 		{"ListGrants", testListGrants},
+		{"LiveGrants", testLiveGrants},
 		{"Consent", testConsent},
 		{"Audit", testAudit},
 		{"AdminCourseRecords", testCourseRecords},
@@ -1411,6 +1412,79 @@ func testListGrants(t *testing.T, f *fixture) {
 	gs, err := f.s.ListGrants(f.ctx, f.b.ID, u1.ID, false)
 	must(t, err, "ListGrants")
 	diff(t, "ListGrants(B, u1) records", []storage.Grant{*g4}, gs)
+}
+
+func testLiveGrants(t *testing.T, f *fixture) {
+	u1 := f.user(t, "u1@example.test")
+	u2 := f.user(t, "u2@example.test")
+	// Seven live grants at A, one a second apart (newest last), alternating
+	// between two clients and two people; one revoked, one past its limit
+	// and one at B must never be listed or counted.
+	var live []*storage.Grant
+	for i := range 7 {
+		user, client := u1.ID, "app"
+		if i%2 == 1 {
+			user, client = u2.ID, "other"
+		}
+		g := &storage.Grant{ID: newID(), SiteID: f.a.ID, ClientID: client, UserID: user, Scopes: []string{"account:read"},
+			Resource: f.a.Origin, AuthTime: f.now, CreatedAt: f.now.Add(time.Duration(i) * time.Second),
+			ExpiresAt: f.now.Add(90 * day), LastUsedAt: f.now}
+		must(t, f.s.CreateGrant(f.ctx, g, &storage.RefreshToken{TokenHash: newHash(), CreatedAt: f.now, ExpiresAt: f.now.Add(day)}), "CreateGrant")
+		live = append(live, g)
+	}
+	revoked, _ := f.grant(t, f.a, u1.ID, 90*day, day)
+	must(t, f.s.RevokeGrant(f.ctx, f.a.ID, revoked.ID, f.now), "RevokeGrant")
+	expired, _ := f.grant(t, f.a, u2.ID, time.Hour, time.Hour) // past its limit at `at`, created with live[0]
+	f.grant(t, f.b, u1.ID, 90*day, day)
+	at := f.now.Add(2 * time.Hour)
+
+	ids := func(gs []storage.Grant) []string {
+		out := []string{}
+		for _, g := range gs {
+			out = append(out, g.ID)
+		}
+		return out
+	}
+	newest := func(idx ...int) []string {
+		out := []string{}
+		for _, i := range idx {
+			out = append(out, live[i].ID)
+		}
+		return out
+	}
+	tests := []struct {
+		name      string
+		site      *storage.Site
+		q         storage.GrantQuery
+		want      []string
+		wantTotal int
+	}{
+		{"first page", f.a, storage.GrantQuery{At: at, Limit: 3}, newest(6, 5, 4), 7},
+		{"second page", f.a, storage.GrantQuery{At: at, Offset: 3, Limit: 3}, newest(3, 2, 1), 7},
+		{"last page", f.a, storage.GrantQuery{At: at, Offset: 6, Limit: 3}, newest(0), 7},
+		{"past the end", f.a, storage.GrantQuery{At: at, Offset: 9, Limit: 3}, []string{}, 7},
+		{"no limit", f.a, storage.GrantQuery{At: at}, newest(6, 5, 4, 3, 2, 1, 0), 7},
+		{"one client", f.a, storage.GrantQuery{At: at, ClientID: "other", Limit: 2}, newest(5, 3), 3},
+		{"one person", f.a, storage.GrantQuery{At: at, UserID: u1.ID}, newest(6, 4, 2, 0), 4},
+		{"one person and client", f.a, storage.GrantQuery{At: at, UserID: u1.ID, ClientID: "other"}, []string{}, 0},
+		{"before the short one ends", f.a, storage.GrantQuery{At: f.now.Add(time.Minute), UserID: u2.ID}, append(newest(5, 3, 1), expired.ID), 4},
+		{"B", f.b, storage.GrantQuery{At: at}, nil, 1},
+	}
+	for _, tt := range tests {
+		gs, total, err := f.s.LiveGrants(f.ctx, tt.site.ID, tt.q)
+		must(t, err, "LiveGrants("+tt.name+")")
+		diff(t, "LiveGrants("+tt.name+") total", tt.wantTotal, total)
+		if tt.want == nil {
+			continue
+		}
+		diff(t, "LiveGrants("+tt.name+")", tt.want, ids(gs))
+	}
+	counts, err := f.s.LiveGrantCounts(f.ctx, f.a.ID, at)
+	must(t, err, "LiveGrantCounts(A)")
+	diff(t, "LiveGrantCounts(A)", map[string]int{"app": 4, "other": 3}, counts)
+	counts, err = f.s.LiveGrantCounts(f.ctx, f.b.ID, at)
+	must(t, err, "LiveGrantCounts(B)")
+	diff(t, "LiveGrantCounts(B)", map[string]int{"app": 1}, counts)
 }
 
 func testConsent(t *testing.T, f *fixture) {
