@@ -140,6 +140,10 @@ func (f *fakeStore) LastWatched(context.Context, tenant.ID, string, []int64) (ma
 	return map[int64]storage.LectureProgress{}, f.check()
 }
 
+func (f *fakeStore) CourseProgress(context.Context, tenant.ID, string, int64) ([]storage.LectureProgress, error) {
+	return nil, f.check()
+}
+
 func (f *fakeStore) ListProductPurchases(context.Context, tenant.ID, string, storage.Page) ([]storage.ProductPurchaseView, int, error) {
 	return nil, 0, f.check()
 }

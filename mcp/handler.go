@@ -26,6 +26,7 @@ type Store interface {
 
 	ListEnrollments(ctx context.Context, site tenant.ID, userID string, p storage.Page) ([]storage.EnrollmentView, int, error)
 	LastWatched(ctx context.Context, site tenant.ID, userID string, courseIDs []int64) (map[int64]storage.LectureProgress, error)
+	CourseProgress(ctx context.Context, site tenant.ID, userID string, courseID int64) ([]storage.LectureProgress, error)
 	ListProductPurchases(ctx context.Context, site tenant.ID, userID string, p storage.Page) ([]storage.ProductPurchaseView, int, error)
 	ListConsultingPurchases(ctx context.Context, site tenant.ID, userID string, p storage.Page) ([]storage.ConsultingPurchaseView, int, error)
 	ListEventRegistrations(ctx context.Context, site tenant.ID, userID string, p storage.Page) ([]storage.EventRegistrationView, int, error)

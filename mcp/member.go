@@ -80,7 +80,7 @@ func (t *tools) myCourseProgress(ctx context.Context, _ *gomcp.CallToolRequest, 
 		CourseSlug: eo.CourseSlug, CourseTitle: eo.CourseTitle, EnrolledAt: eo.EnrolledAt, ExpiresAt: eo.ExpiresAt,
 		HasLifetimeAccess: eo.HasLifetimeAccess, AccessActive: eo.AccessActive,
 	}
-	last, err := t.store.LastWatched(ctx, site.ID, user, []int64{e.CourseID})
+	progress, err := t.store.CourseProgress(ctx, site.ID, user, e.CourseID)
 	if err != nil {
 		return nil, out, t.fail(ctx, "my_course_progress", err)
 	}
@@ -90,8 +90,12 @@ func (t *tools) myCourseProgress(ctx context.Context, _ *gomcp.CallToolRequest, 
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		return nil, out, t.fail(ctx, "my_course_progress", err)
 	}
-	p, watched := last[e.CourseID]
-	if watched {
+	byLecture := make(map[int64]storage.LectureProgress, len(progress))
+	for _, p := range progress {
+		byLecture[p.LectureID] = p
+	}
+	if len(progress) > 0 { // newest first
+		p := progress[0]
 		out.LastWatched = &LectureProgressOutput{
 			LectureID: p.LectureID, PositionSeconds: p.PositionSeconds, Completed: p.Completed, UpdatedAt: rfc3339(p.UpdatedAt),
 		}
@@ -101,13 +105,23 @@ func (t *tools) myCourseProgress(ctx context.Context, _ *gomcp.CallToolRequest, 
 			for _, l := range s.Lectures {
 				out.PublishedLectures++
 				out.TotalDurationSeconds += l.DurationSeconds
-				if watched && l.ID == p.LectureID {
+				p := byLecture[l.ID]
+				if p.Completed {
+					out.CompletedLectures++
+				} else if out.NextLecture == nil {
+					out.NextLecture = &NextLectureOutput{LectureID: l.ID, LectureTitle: l.Title, SectionTitle: s.Title,
+						DurationSeconds: l.DurationSeconds, PositionSeconds: p.PositionSeconds}
+				}
+				if out.LastWatched != nil && l.ID == out.LastWatched.LectureID {
 					out.LastWatched.LectureTitle = l.Title
 					out.LastWatched.SectionTitle = s.Title
 					out.LastWatched.DurationSeconds = l.DurationSeconds
 				}
 			}
 		}
+	}
+	if out.PublishedLectures > 0 {
+		out.PercentComplete = out.CompletedLectures * 100 / out.PublishedLectures
 	}
 	return nil, out, nil
 }

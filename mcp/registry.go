@@ -112,8 +112,9 @@ func defineTools() []toolSpec {
 			Name:  "my_course_progress",
 			Title: "My progress in a course",
 			Description: "The signed-in member's progress in one enrolled course: access dates, the number and length of " +
-				"published lectures, and where to resume (the last watched lecture, its section, position and whether it was " +
-				"completed). Needs scope account:read.",
+				"published lectures, how many of them the member completed (and the percentage), where to resume (the last " +
+				"watched lecture, its section, position and whether it was completed) and the next lecture to take (the first " +
+				"one in curriculum order not completed yet). Needs scope account:read.",
 		}, []string{scope.AccountRead}, func(p props) { p.slug("course_slug") }, (*tools).myCourseProgress),
 
 		define(gomcp.Tool{

@@ -226,7 +226,19 @@ type CourseProgressOutput struct {
 	AccessActive         bool                   `json:"access_active"`
 	PublishedLectures    int                    `json:"published_lectures"`
 	TotalDurationSeconds int                    `json:"total_duration_seconds"`
+	CompletedLectures    int                    `json:"completed_lectures" jsonschema:"published lectures the member completed"`
+	PercentComplete      int                    `json:"percent_complete" jsonschema:"completed_lectures as a whole percentage of published_lectures"`
 	LastWatched          *LectureProgressOutput `json:"last_watched,omitempty" jsonschema:"where to resume; absent when nothing was watched"`
+	NextLecture          *NextLectureOutput     `json:"next_lecture,omitempty" jsonschema:"the first published lecture, in curriculum order, not completed yet; absent when every one is"`
+}
+
+// NextLectureOutput is a lecture the member has not completed.
+type NextLectureOutput struct {
+	LectureID       int64  `json:"lecture_id"`
+	LectureTitle    string `json:"lecture_title"`
+	SectionTitle    string `json:"section_title"`
+	DurationSeconds int    `json:"duration_seconds"`
+	PositionSeconds int    `json:"position_seconds" jsonschema:"where playback stopped, 0 when not started"`
 }
 
 // MyPurchasesInput is the input of my_purchases.

@@ -64,6 +64,9 @@ type MemberStore interface {
 	// LastWatched returns, for each of the courses, the user's most recent
 	// lecture progress, in one query whatever the number of courses.
 	LastWatched(ctx context.Context, site tenant.ID, userID string, courseIDs []int64) (map[int64]LectureProgress, error)
+	// CourseProgress returns the user's progress in every lecture of the
+	// course that they started, most recently updated first.
+	CourseProgress(ctx context.Context, site tenant.ID, userID string, courseID int64) ([]LectureProgress, error)
 	ListProductPurchases(ctx context.Context, site tenant.ID, userID string, p Page) ([]ProductPurchaseView, int, error)
 	ListConsultingPurchases(ctx context.Context, site tenant.ID, userID string, p Page) ([]ConsultingPurchaseView, int, error)
 	ListEventRegistrations(ctx context.Context, site tenant.ID, userID string, p Page) ([]EventRegistrationView, int, error)

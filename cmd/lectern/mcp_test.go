@@ -201,6 +201,16 @@ func TestMCPMemberTools(t *testing.T) {
 		if prog.LastWatched == nil || *prog.LastWatched != want || prog.PublishedLectures != 4 || prog.TotalDurationSeconds != 3600 || !prog.HasLifetimeAccess {
 			t.Errorf("my_course_progress: %+v (last watched %+v)", prog, prog.LastWatched)
 		}
+		// "Installing Go" is completed; the next in curriculum order is not
+		// the last watched one but the lecture skipped before it.
+		wantNext := mcp.NextLectureOutput{LectureTitle: "Your first program", SectionTitle: "Getting started", DurationSeconds: 12 * 60}
+		if prog.NextLecture != nil {
+			wantNext.LectureID = prog.NextLecture.LectureID
+		}
+		if prog.CompletedLectures != 1 || prog.PercentComplete != 25 || prog.NextLecture == nil || *prog.NextLecture != wantNext ||
+			prog.NextLecture.LectureID == want.LectureID {
+			t.Errorf("my_course_progress completion: %d done, %d%%, next %+v", prog.CompletedLectures, prog.PercentComplete, prog.NextLecture)
+		}
 		if res, raw := mcpTCallRaw(t, cs, "my_course_progress", map[string]any{"course_slug": "python-basics"}); !res.IsError {
 			t.Errorf("progress in an Open School course at Demo Academy: %s", raw)
 		}

@@ -80,6 +80,14 @@ func (s *Store) LastWatched(ctx context.Context, site tenant.ID, userID string, 
 	return out, nil
 }
 
+// CourseProgress implements storage.MemberStore.
+func (s *Store) CourseProgress(ctx context.Context, site tenant.ID, userID string, courseID int64) ([]storage.LectureProgress, error) {
+	var rows []storage.LectureProgress
+	err := s.db.WithContext(ctx).Scopes(siteScope(site), ofUser(userID)).
+		Where("course_id = ?", courseID).Order("updated_at DESC, id DESC").Find(&rows).Error
+	return rows, mapErr(err)
+}
+
 // ListProductPurchases implements storage.MemberStore.
 func (s *Store) ListProductPurchases(ctx context.Context, site tenant.ID, userID string, p storage.Page) ([]storage.ProductPurchaseView, int, error) {
 	var rows []storage.ProductPurchaseView

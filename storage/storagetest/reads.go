@@ -118,6 +118,17 @@ func testMemberReads(t *testing.T, f *fixture) {
 	if other, _ := f.s.LastWatched(f.ctx, f.b.ID, c.member.ID, []int64{c.goCourse.ID}); len(other) != 0 {
 		t.Fatal("site B sees A's progress")
 	}
+	prog, err := f.s.CourseProgress(f.ctx, a, c.member.ID, c.goCourse.ID)
+	must(t, err, "CourseProgress")
+	if len(prog) != 2 || prog[0].LectureID != c.lectures[1].ID || prog[1].LectureID != c.lectures[0].ID || prog[1].PositionSeconds != 100 {
+		t.Fatalf("course progress %+v; want the member's two lectures, newest first (not the other's)", prog)
+	}
+	if none, _ := f.s.CourseProgress(f.ctx, a, c.member.ID, c.secCourse.ID); len(none) != 0 {
+		t.Fatalf("progress in a course not started: %+v", none)
+	}
+	if other, _ := f.s.CourseProgress(f.ctx, f.b.ID, c.member.ID, c.goCourse.ID); len(other) != 0 {
+		t.Fatal("site B sees A's course progress")
+	}
 
 	notes, total, err := f.s.ListNotifications(f.ctx, a, c.member.ID, storage.Page{Limit: 2}, false)
 	must(t, err, "ListNotifications")
