@@ -424,7 +424,8 @@ func TestAdminFilesAndAppearance(t *testing.T) {
 			t.Fatalf("an upload body over the cap: %d %s", r.status, r.body)
 		}
 		// Other routes keep the 1 MiB cap.
-		if r := admDo(t, ts, http.MethodPost, ts.academy(), "/courses", c.tok, bytes.Repeat([]byte(" "), 2<<20)); r.status != http.StatusRequestEntityTooLarge {
+		if r := admDo(t, ts, http.MethodPost, ts.academy(), "/courses", c.tok, bytes.Repeat([]byte(" "), 2<<20)); r.status != http.StatusRequestEntityTooLarge ||
+			!strings.Contains(string(r.body), `"error":"request_too_large"`) || !strings.Contains(string(r.body), "1 MiB") {
 			t.Fatalf("a 2 MiB JSON body: %d %s", r.status, r.body)
 		}
 		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/files", c.tok, []byte(`{}`)), 415, "", "JSON instead of a form")

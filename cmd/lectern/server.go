@@ -174,8 +174,12 @@ func (s *server) errorHandler(err error, c echo.Context) {
 	if code >= 500 {
 		s.app.logger.ErrorContext(c.Request().Context(), "request failed", "status", code, "err", err)
 	}
-	if code == http.StatusMethodNotAllowed {
+	switch code {
+	case http.StatusMethodNotAllowed:
 		desc = "method " + c.Request().Method + " is not allowed here"
+	case http.StatusRequestEntityTooLarge:
+		desc = "the request body is larger than this endpoint accepts (1 MiB; file uploads " +
+			strconv.Itoa(adminapi.DefaultMaxUploadBytes>>20) + " MiB)"
 	}
 	tenant.WriteError(c.Response(), code, errCode, strings.ToLower(desc[:1])+desc[1:])
 }
