@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -158,6 +159,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serveInfo(w, site)
 		return
 	}
+	sw := &sdkErrorWriter{ResponseWriter: w, validJSON: true}
 	if r.Method == http.MethodPost {
 		body, err := readBody(w, r)
 		if err != nil {
@@ -168,9 +170,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			challenge(w, site, c, &registry[i])
 			return
 		}
+		sw.validJSON = json.Valid(body)
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	h.sdk.ServeHTTP(w, r.WithContext(withCaller(r.Context(), c)))
+	h.sdk.ServeHTTP(sw, r.WithContext(withCaller(r.Context(), c)))
+	sw.finish()
 }
 
 // authenticate returns the caller of r. Only a request without any

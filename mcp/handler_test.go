@@ -532,3 +532,79 @@ func TestMCPGetInfo(t *testing.T) {
 		t.Errorf("DELETE: %d", resp.StatusCode)
 	}
 }
+
+// The SDK refuses bad requests in plain text; /mcp answers them in JSON:
+// payload errors as JSON-RPC errors without an id, HTTP-level ones in the
+// RFC 6749 style of every other endpoint. A good request still works after
+// each of them (nothing is left half-written).
+func TestMCPBadInputIsJSON(t *testing.T) {
+	srv := testServer(t, newTestHandler(newFake()))
+	type rpcErr struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	tests := []struct {
+		name    string
+		method  string
+		body    string
+		hdr     []string
+		status  int
+		rpcCode int    // a JSON-RPC error with this code, or
+		oauth   string // an RFC 6749-style error with this code
+		mention string
+	}{
+		{name: "not JSON", method: "POST", body: "not json", status: 400, rpcCode: rpcParseError, mention: "not JSON"},
+		{name: "truncated JSON", method: "POST", body: `{"jsonrpc":"2.0","id":1,"method":"tools/li`, status: 400, rpcCode: rpcParseError},
+		{name: "empty body", method: "POST", body: "", status: 400, rpcCode: rpcParseError},
+		{name: "no jsonrpc version", method: "POST", body: `{"id":1,"method":"tools/list"}`, status: 400, rpcCode: rpcInvalidRequest, mention: "2.0"},
+		{name: "empty batch", method: "POST", body: `[]`, status: 400, rpcCode: rpcInvalidRequest, mention: "batch"},
+		{name: "a number", method: "POST", body: `123`, status: 400, rpcCode: rpcInvalidRequest},
+		{name: "Accept without event-stream", method: "POST", body: callBody("get_site_info"), hdr: []string{"Accept", "application/json"},
+			status: 400, rpcCode: rpcInvalidRequest, mention: "Accept"},
+		{name: "text/plain", method: "POST", body: callBody("get_site_info"), hdr: []string{"Content-Type", "text/plain"},
+			status: 415, oauth: "unsupported_media_type", mention: "application/json"},
+		{name: "DELETE", method: "DELETE", status: 405, oauth: "method_not_allowed"},
+		{name: "GET for an event stream", method: "GET", hdr: []string{"Accept", "text/event-stream"}, status: 405, oauth: "method_not_allowed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, srv.URL, strings.NewReader(tt.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+			for i := 0; i+1 < len(tt.hdr); i += 2 {
+				req.Header.Set(tt.hdr[i], tt.hdr[i+1])
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.status || resp.Header.Get("Content-Type") != "application/json" {
+				t.Fatalf("%d %q %s; want %d application/json", resp.StatusCode, resp.Header.Get("Content-Type"), b, tt.status)
+			}
+			if tt.rpcCode != 0 {
+				var e rpcErr
+				if err := json.Unmarshal(b, &e); err != nil || e.JSONRPC != "2.0" || string(e.ID) != "null" || e.Error.Code != tt.rpcCode ||
+					!strings.Contains(e.Error.Message, tt.mention) {
+					t.Fatalf("body %s; want a JSON-RPC error %d without id mentioning %q", b, tt.rpcCode, tt.mention)
+				}
+				return
+			}
+			var e struct {
+				Error string `json:"error"`
+			}
+			if err := json.Unmarshal(b, &e); err != nil || e.Error != tt.oauth || !strings.Contains(string(b), tt.mention) {
+				t.Fatalf("body %s; want error %q mentioning %q", b, tt.oauth, tt.mention)
+			}
+		})
+	}
+	if resp, body := post(t, srv, "", callBody("get_site_info")); resp.StatusCode != 200 || !strings.Contains(body, "Test School") {
+		t.Fatalf("a good call after the bad ones: %d %s", resp.StatusCode, body)
+	}
+}
