@@ -110,6 +110,12 @@ func (f *fakeStore) ListEnrollments(ctx context.Context, site tenant.ID, userID 
 	return out, total, nil
 }
 
+// CourseProgress is part of storage.MemberStore; the Member API does not
+// call it (the schema has lastWatchedLecture only).
+func (f *fakeStore) CourseProgress(context.Context, tenant.ID, string, int64) ([]storage.LectureProgress, error) {
+	return nil, f.call("CourseProgress")
+}
+
 func (f *fakeStore) LastWatched(ctx context.Context, site tenant.ID, userID string, courseIDs []int64) (map[int64]storage.LectureProgress, error) {
 	if err := f.call("LastWatched"); err != nil {
 		return nil, err
