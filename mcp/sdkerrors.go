@@ -95,7 +95,7 @@ func (s *sdkErrorWriter) finish() {
 	case s.status >= 500:
 		tenant.WriteError(w, s.status, "server_error", "the MCP server could not answer; try again")
 	default:
-		tenant.WriteError(w, s.status, httpErrorCode(s.status), lowerFirst(msg))
+		tenant.WriteError(w, s.status, tenant.ErrorCode(s.status), lowerFirst(msg))
 	}
 }
 
@@ -113,22 +113,6 @@ func writeRPCError(w http.ResponseWriter, status, code int, message string) {
 		ID      *struct{} `json:"id"`
 		Error   rpcError  `json:"error"`
 	}{JSONRPC: "2.0", Error: rpcError{Code: code, Message: message}})
-}
-
-func httpErrorCode(status int) string {
-	switch status {
-	case http.StatusMethodNotAllowed:
-		return "method_not_allowed"
-	case http.StatusRequestEntityTooLarge:
-		return "request_too_large"
-	case http.StatusUnsupportedMediaType:
-		return "unsupported_media_type"
-	case http.StatusNotFound:
-		return "not_found"
-	case http.StatusForbidden:
-		return "access_denied"
-	}
-	return "invalid_request"
 }
 
 func lowerFirst(s string) string {

@@ -60,6 +60,33 @@ func (r *Resolver) Middleware(opts MiddlewareOptions) func(http.Handler) http.Ha
 	}
 }
 
+// ErrorCode is the error code of an RFC 6749-style answer with an HTTP
+// status and nothing more specific to say.
+func ErrorCode(status int) string {
+	switch status {
+	case http.StatusNotFound:
+		return "not_found"
+	case http.StatusMethodNotAllowed:
+		return "method_not_allowed"
+	case http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case http.StatusUnsupportedMediaType:
+		return "unsupported_media_type"
+	case http.StatusTooManyRequests:
+		return "rate_limited"
+	case http.StatusUnauthorized:
+		return "invalid_token"
+	case http.StatusForbidden:
+		return "access_denied"
+	case http.StatusServiceUnavailable:
+		return "temporarily_unavailable"
+	}
+	if status >= 500 {
+		return "server_error"
+	}
+	return "invalid_request"
+}
+
 // WriteError writes an RFC 6749 §5.2-style JSON error. It is the answer of
 // every Lectern endpoint that has no protocol-specific error format.
 func WriteError(w http.ResponseWriter, status int, code, description string) {

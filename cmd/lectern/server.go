@@ -166,7 +166,7 @@ func (s *server) errorHandler(err error, c echo.Context) {
 		if m, ok := he.Message.(string); ok && code < 500 {
 			desc = m
 		}
-		errCode = errorCodeFor(code)
+		errCode = tenant.ErrorCode(code)
 	case errors.Is(err, storage.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		code, errCode, desc = http.StatusServiceUnavailable, "temporarily_unavailable", "a backing service is unavailable; try again shortly"
 		c.Response().Header().Set("Retry-After", "5")
@@ -182,31 +182,6 @@ func (s *server) errorHandler(err error, c echo.Context) {
 			strconv.Itoa(adminapi.DefaultMaxUploadBytes>>20) + " MiB)"
 	}
 	tenant.WriteError(c.Response(), code, errCode, strings.ToLower(desc[:1])+desc[1:])
-}
-
-func errorCodeFor(status int) string {
-	switch status {
-	case http.StatusNotFound:
-		return "not_found"
-	case http.StatusMethodNotAllowed:
-		return "method_not_allowed"
-	case http.StatusRequestEntityTooLarge:
-		return "request_too_large"
-	case http.StatusUnsupportedMediaType:
-		return "unsupported_media_type"
-	case http.StatusTooManyRequests:
-		return "rate_limited"
-	case http.StatusUnauthorized:
-		return "invalid_token"
-	case http.StatusForbidden:
-		return "access_denied"
-	case http.StatusServiceUnavailable:
-		return "temporarily_unavailable"
-	}
-	if status >= 500 {
-		return "server_error"
-	}
-	return "invalid_request"
 }
 
 // requestID gives every request an id, carried in the context for logs and
