@@ -92,6 +92,18 @@ func (f *fakeStore) SitesOfUser(ctx context.Context, userID string) ([]storage.U
 	return f.sites[userID], nil
 }
 
+func (f *fakeStore) RolesAt(ctx context.Context, site tenant.ID, userID string) ([]string, error) {
+	if err := f.call("RolesAt"); err != nil {
+		return nil, err
+	}
+	for _, s := range f.sites[userID] {
+		if s.SiteID == site {
+			return s.Roles, nil
+		}
+	}
+	return nil, nil
+}
+
 func (f *fakeStore) ListEnrollments(ctx context.Context, site tenant.ID, userID string, p storage.Page) ([]storage.EnrollmentView, int, error) {
 	if err := f.call("ListEnrollments"); err != nil {
 		return nil, 0, err

@@ -123,11 +123,13 @@ type params struct {
 //     403 insufficient_scope naming the scope (step-up), before anything
 //     runs;
 //  6. root fields, selections, connections, nodes over Limits: 400;
-//  7. execution: 200 with data (field errors beside it), or 503 when
+//  7. the token's holder no longer has any role at the site: the 403 of
+//     step 5, saying so (503 when the roles cannot be read);
+//  8. execution: 200 with data (field errors beside it), or 503 when
 //     storage is unavailable.
 //
 // Errors of steps 1, 3, 4 and 6 are GraphQL responses without data:
-// {"errors":[{"message":...,"extensions":{"code":...}}]}. Steps 2 and 5
+// {"errors":[{"message":...,"extensions":{"code":...}}]}. Steps 2, 5 and 7
 // answer as every protected resource does (RFC 6750 §3 JSON and
 // WWW-Authenticate).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -197,6 +199,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if qe := checkLimits(h.info, &h.limits, doc, op, p.Variables); qe != nil {
 		h.writeErrors(w, r, http.StatusBadRequest, qe)
+		return
+	}
+	// Tokens outlive role changes (an access token lives an hour and
+	// refreshes do not re-check roles): whoever no longer holds a role at
+	// the site is refused here, as at /mcp.
+	roles, err := h.store.RolesAt(r.Context(), site.ID, tok.Subject)
+	if err != nil {
+		h.log.ErrorContext(r.Context(), "memberapi: roles", "err", err)
+		bearer.WriteError(w, site, bearer.TemporarilyUnavailable(err))
+		return
+	}
+	if !scope.RoleMayGrant(roles, scope.AudienceMember, need) {
+		e := bearer.InsufficientScope(need)
+		e.Description = "the person no longer holds a role at this site, which " + need + " needs"
+		bearer.WriteError(w, site, e)
 		return
 	}
 

@@ -236,6 +236,31 @@ func TestMemberAPIScopes(t *testing.T) {
 	}
 }
 
+// A token outlives its holder's role: whoever has no role at the site any
+// more is refused before anything runs; when the roles cannot be read the
+// answer is 503, never a guess.
+func TestMemberAPIRoleAtTheSite(t *testing.T) {
+	store := seededFake()
+	api := newTestAPI(t, store, nil)
+	if r := api.post(readWrite, viewerQuery, nil); r.status != 200 {
+		t.Fatalf("the member with a role: %d %s", r.status, r.raw)
+	}
+	store.resetCounts()
+	r := api.post(otherUser+"@"+readWrite, viewerQuery, nil)
+	if r.status != 403 || !strings.Contains(r.raw, "no longer holds a role") ||
+		!strings.Contains(r.header.Get("WWW-Authenticate"), `error="insufficient_scope"`) {
+		t.Fatalf("a token of a person without a role: %d %s %q", r.status, r.raw, r.header.Get("WWW-Authenticate"))
+	}
+	if store.count("UserByID")+store.count("ListEnrollments") != 0 {
+		t.Error("a request refused for the role ran")
+	}
+	store.fail["RolesAt"] = fmt.Errorf("%w: dial tcp 10.0.0.7:6379: secret_key refused", storage.ErrUnavailable)
+	r = api.post(readWrite, viewerQuery, nil)
+	if r.status != 503 || !strings.Contains(r.raw, "temporarily_unavailable") || strings.Contains(r.raw, "secret_key") {
+		t.Fatalf("roles unreadable: %d %s", r.status, r.raw)
+	}
+}
+
 // No token or a bad one: 401 invalid_token pointing at the metadata.
 func TestMemberAPIRequiresAToken(t *testing.T) {
 	api := newTestAPI(t, seededFake(), nil)

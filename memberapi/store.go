@@ -6,6 +6,7 @@ import (
 
 	"github.com/lectern/lectern/authserver/bearer"
 	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
 )
 
 // Store is what the Member API reads and changes: the member's own rows at
@@ -16,6 +17,10 @@ type Store interface {
 	UserByID(ctx context.Context, id string) (*storage.User, error)
 	// SitesOfUser answers Viewer.schools.
 	SitesOfUser(ctx context.Context, userID string) ([]storage.UserSiteRoles, error)
+	// RolesAt returns the user's roles at the site now. Every request
+	// asks (through a cache that role changes clear): a member token works
+	// only while its holder has a role at the site.
+	RolesAt(ctx context.Context, site tenant.ID, userID string) ([]string, error)
 }
 
 // Authenticator verifies the bearer token of a request at the request's

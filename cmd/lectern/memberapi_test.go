@@ -528,6 +528,22 @@ func TestGQLMemberTokens(t *testing.T) {
 		if r.status != 401 || !strings.Contains(r.header.Get("WWW-Authenticate"), metadata) {
 			t.Errorf("revoked token: %d %q", r.status, r.header.Get("WWW-Authenticate"))
 		}
+
+		// A member removed from the site loses the API at once, whatever
+		// their token says; given the role back, the same token works.
+		tok = ts.studentToken(t, origin).AccessToken
+		academy := gqlSite(t, ts, "demo-academy")
+		if _, err := ts.app.platform.RevokeRole(context.Background(), academy.ID, demo.StudentEmail, storage.RoleStudent); err != nil {
+			t.Fatal(err)
+		}
+		r = gqlPost(t, ts, origin, tok, query, nil)
+		if r.status != 403 || !strings.Contains(r.raw, "no longer holds a role") || !strings.Contains(r.header.Get("WWW-Authenticate"), metadata) {
+			t.Errorf("token of a member removed from the site: %d %q %s", r.status, r.header.Get("WWW-Authenticate"), r.raw)
+		}
+		if _, err := ts.app.platform.GrantRole(context.Background(), academy.ID, demo.StudentEmail, storage.RoleStudent); err != nil {
+			t.Fatal(err)
+		}
+		gqlQuery(t, ts, origin, tok, query, nil)
 	})
 }
 

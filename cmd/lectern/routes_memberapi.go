@@ -11,7 +11,7 @@ import (
 // /member/graphql for every method, so that GET and the rest get the API's
 // own GraphQL-shaped 405 rather than the router's.
 func mountMemberAPI(e *echo.Echo, a *app) {
-	h, err := memberapi.New(memberapi.Options{Store: a.store, Verifier: a.verifier, Logger: a.logger})
+	h, err := memberapi.New(memberapi.Options{Store: cachedRoles{a.store, a.platform}, Verifier: a.verifier, Logger: a.logger})
 	if err != nil {
 		// The embedded schema does not match the resolvers: a build that
 		// cannot serve the API must not start (memberapi's tests catch it).
