@@ -52,6 +52,7 @@ func newFake() *fakeStore {
 var testTokens = fakeAuth{
 	"member":   {Site: 1, Subject: "usr_member", Scopes: []string{"openid", "account:read"}},
 	"writer":   {Site: 1, Subject: "usr_member", Scopes: []string{"account:read", "account:write"}},
+	"blind":    {Site: 1, Subject: "usr_member", Scopes: []string{"account:write"}},
 	"operator": {Site: 1, Subject: "usr_owner", Scopes: []string{"openid", "courses:read", "students:read"}},
 	"lecturer": {Site: 1, Subject: "usr_lecturer", Scopes: []string{"courses:read", "students:read"}},
 	"identity": {Site: 1, Subject: "usr_member", Scopes: []string{"openid", "email"}},
@@ -191,6 +192,9 @@ func TestMCPToolsFollowTheCaller(t *testing.T) {
 		{"identity", publicTools},
 		{"member", sorted(publicTools, memberRead)},
 		{"writer", sorted(publicTools, memberRead, []string{"mark_notification_read"})},
+		// account:write alone reads nothing, and marking answers with the
+		// notification: it needs account:read too.
+		{"blind", publicTools},
 		{"operator", sorted(publicTools, []string{"list_courses", "list_students"})},
 		// A lecturer's role does not allow students:read, whatever the token says.
 		{"lecturer", sorted(publicTools, []string{"list_courses"})},
@@ -214,7 +218,8 @@ func TestMCPToolGate(t *testing.T) {
 	}{
 		{"", "my_enrollments", 401, []string{`error="invalid_token"`, `scope="account:read"`, `resource_metadata="https://school.example/.well-known/oauth-protected-resource"`}},
 		{"", "sales_summary", 401, []string{`scope="analytics:read"`}},
-		{"member", "mark_notification_read", 403, []string{`error="insufficient_scope"`, `scope="account:write"`, "resource_metadata="}},
+		{"member", "mark_notification_read", 403, []string{`error="insufficient_scope"`, `scope="account:read account:write"`, "resource_metadata="}},
+		{"blind", "mark_notification_read", 403, []string{`error="insufficient_scope"`, `scope="account:read account:write"`}},
 		{"member", "list_courses", 403, []string{`scope="courses:read"`}},
 		{"operator", "recent_orders", 403, []string{`scope="orders:read"`}},
 		{"lecturer", "list_students", 403, []string{`scope="students:read"`}},

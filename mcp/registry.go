@@ -138,9 +138,9 @@ func defineTools() []toolSpec {
 		define(gomcp.Tool{
 			Name:        "mark_notification_read",
 			Title:       "Mark a notification read",
-			Description: "Mark one of the signed-in member's notifications as read, by the id my_notifications gives. Marking a read notification again changes nothing. Needs scope account:write.",
+			Description: "Mark one of the signed-in member's notifications as read, by the id my_notifications gives, and return it with the number still unread. Marking a read notification again changes nothing. Needs scopes account:read and account:write (the answer shows the notification).",
 			Annotations: &gomcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
-		}, []string{scope.AccountWrite}, func(p props) { p.minimum("id", 1) }, (*tools).markNotificationRead),
+		}, []string{scope.AccountRead, scope.AccountWrite}, func(p props) { p.minimum("id", 1) }, (*tools).markNotificationRead),
 
 		define(gomcp.Tool{
 			Name:  "list_courses",

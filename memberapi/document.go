@@ -558,3 +558,44 @@ func (l *lexer) string() (token, error) {
 
 func isNameStart(c byte) bool { return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 func isDigit(c byte) bool     { return '0' <= c && c <= '9' }
+
+// readsMutationResults reports whether a mutation's selections read the
+// objects its fields return beyond their ids: the notification a
+// markNotificationRead returns carries the notification's contents, which
+// only account:read may see.
+func readsMutationResults(doc *document, sels []selection) bool {
+	return doc.selects(sels, 0, func(s *selection) bool { return len(s.sels) > 0 && doc.readsBeyondIDs(s.sels, 0) })
+}
+
+// readsBeyondIDs reports whether sels select any field but id and
+// __typename.
+func (doc *document) readsBeyondIDs(sels []selection, depth int) bool {
+	return doc.selects(sels, depth, func(s *selection) bool { return s.name != "id" && s.name != "__typename" })
+}
+
+// selects reports whether any field of sels, fragments followed, satisfies
+// f. Fragment cycles are refused by validation before this runs; the depth
+// bound only keeps a bug from looping.
+func (doc *document) selects(sels []selection, depth int, f func(*selection) bool) bool {
+	if depth > 32 {
+		return true
+	}
+	for i := range sels {
+		s := &sels[i]
+		switch s.kind {
+		case selField:
+			if f(s) {
+				return true
+			}
+		case selSpread:
+			if frag := doc.fragments[s.name]; frag != nil && doc.selects(frag.sels, depth+1, f) {
+				return true
+			}
+		case selInline:
+			if doc.selects(s.sels, depth+1, f) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -121,7 +121,8 @@ type params struct {
 //     unknown operationName, variables of the wrong type: 400;
 //  5. a mutation without account:write, or a query without account:read:
 //     403 insufficient_scope naming the scope (step-up), before anything
-//     runs;
+//     runs; a mutation that reads what it returns beyond ids (the marked
+//     notification's contents, the subscription) needs account:read too;
 //  6. root fields, selections, connections, nodes over Limits: 400;
 //  7. the token's holder no longer has any role at the site: the 403 of
 //     step 5, saying so (503 when the roles cannot be read);
@@ -183,17 +184,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeErrors(w, r, http.StatusBadRequest, qe)
 		return
 	}
-	var need string
+	var need []string
 	switch op.typ {
 	case opQuery:
-		need = scope.AccountRead
+		need = []string{scope.AccountRead}
 	case opMutation:
-		need = scope.AccountWrite
+		need = []string{scope.AccountWrite}
+		if readsMutationResults(doc, op.sels) {
+			need = []string{scope.AccountRead, scope.AccountWrite}
+		}
 	default:
 		h.writeErrors(w, r, http.StatusBadRequest, requestError(CodeBadRequest, "the Member API has no subscriptions"))
 		return
 	}
-	if err := tok.Require(need); err != nil {
+	if err := tok.Require(need...); err != nil {
 		bearer.WriteError(w, site, err)
 		return
 	}
@@ -210,9 +214,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		bearer.WriteError(w, site, bearer.TemporarilyUnavailable(err))
 		return
 	}
-	if !scope.RoleMayGrant(roles, scope.AudienceMember, need) {
-		e := bearer.InsufficientScope(need)
-		e.Description = "the person no longer holds a role at this site, which " + need + " needs"
+	if !scope.RoleMayGrant(roles, scope.AudienceMember, need[0]) {
+		e := bearer.InsufficientScope(need...)
+		e.Description = "the person no longer holds a role at this site, which " + scope.Join(need) + " needs"
 		bearer.WriteError(w, site, e)
 		return
 	}

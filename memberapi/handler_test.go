@@ -206,6 +206,14 @@ func TestMemberAPIScopes(t *testing.T) {
 		{"introspection with operator scopes", operator, `{ __schema { queryType { name } } }`, 403, "account:read"},
 		{"mutation with account:write", writeOnly, mutation, 200, ""},
 		{"query with account:read", readOnly, viewerQuery, 200, ""},
+		// What a mutation returns is read access: account:write alone
+		// may see ids, never a notification's contents.
+		{"marking, ids only, with account:write", writeOnly, `mutation { markNotificationRead(id: "22") { id __typename } }`, 200, ""},
+		{"marking and reading with account:write", writeOnly, `mutation { markNotificationRead(id: "22") { id title body } }`, 403, "account:read account:write"},
+		{"reading through an alias", writeOnly, `mutation { a: markNotificationRead(id: "21") { id } b: markNotificationRead(id: "22") { url } }`, 403, "account:read account:write"},
+		{"reading through a fragment", writeOnly, `mutation { markNotificationRead(id: "22") { ...N } } fragment N on Notification { id ... on Notification { createdAt } }`, 403, "account:read account:write"},
+		{"reading a subscription with account:write", writeOnly, `mutation { updateNotificationSubscription(topic: "course_updates", channel: "email", enabled: false) { enabled } }`, 403, "account:read account:write"},
+		{"marking and reading with both", readWrite, `mutation { markNotificationRead(id: "22") { id title } }`, 200, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -229,7 +237,7 @@ func TestMemberAPIScopes(t *testing.T) {
 					t.Errorf("WWW-Authenticate %q lacks %s", www, want)
 				}
 			}
-			if store.count("MarkAllNotificationsRead")+store.count("UserByID") != 0 {
+			if store.count("MarkAllNotificationsRead")+store.count("MarkNotificationRead")+store.count("SetNotificationSubscription")+store.count("UserByID") != 0 {
 				t.Error("a request refused for its scope ran")
 			}
 		})

@@ -282,13 +282,23 @@ func TestMCPMemberTools(t *testing.T) {
 		}
 
 		// A token without account:write has no mark_notification_read;
-		// calling it is 403 insufficient_scope naming account:write.
+		// calling it is 403 insufficient_scope naming what the tool needs
+		// (it answers with the notification, so account:read as well).
 		readOnly := ts.studentToken(t, ts.academy(), "openid", "account:read").AccessToken
 		if got := mcpTToolNames(t, mcpTConnect(t, ts, ts.academy(), readOnly)); slices.Contains(got, "mark_notification_read") || !slices.Contains(got, "my_notifications") {
 			t.Errorf("account:read tools: %v", got)
 		}
 		code, hdr, body := mcpTPost(t, ts, ts.academy(), readOnly, mcpTToolCall("mark_notification_read", map[string]any{"id": id}))
-		mcpTWantChallenge(t, ts.academy(), code, hdr, body, 403, "insufficient_scope", "account:write")
+		mcpTWantChallenge(t, ts.academy(), code, hdr, body, 403, "insufficient_scope", "account:read account:write")
+		// account:write alone reads nothing: no member tool at all.
+		writeOnly := ts.studentToken(t, ts.academy(), "account:write").AccessToken
+		if got := mcpTToolNames(t, mcpTConnect(t, ts, ts.academy(), writeOnly)); slices.ContainsFunc(got, func(n string) bool {
+			return strings.HasPrefix(n, "my_") || n == "mark_notification_read"
+		}) {
+			t.Errorf("account:write tools: %v", got)
+		}
+		code, hdr, body = mcpTPost(t, ts, ts.academy(), writeOnly, mcpTToolCall("mark_notification_read", map[string]any{"id": id}))
+		mcpTWantChallenge(t, ts.academy(), code, hdr, body, 403, "insufficient_scope", "account:read account:write")
 	})
 }
 
@@ -475,7 +485,7 @@ func TestMCPInvalidTokens(t *testing.T) {
 func TestMCPAnonymousCallOfProtectedTool(t *testing.T) {
 	ts := startServer(t, backend{name: "embedded"}, nil)
 	for _, c := range []struct{ tool, scope string }{
-		{"my_enrollments", "account:read"}, {"mark_notification_read", "account:write"}, {"list_students", "students:read"},
+		{"my_enrollments", "account:read"}, {"mark_notification_read", "account:read account:write"}, {"list_students", "students:read"},
 	} {
 		code, hdr, body := mcpTPost(t, ts, ts.open(), "", mcpTToolCall(c.tool, nil))
 		mcpTWantChallenge(t, ts.open(), code, hdr, body, 401, "invalid_token", c.scope)

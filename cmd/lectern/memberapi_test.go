@@ -500,6 +500,13 @@ func TestGQLMemberTokens(t *testing.T) {
 		if r.status != 403 || !strings.Contains(r.header.Get("WWW-Authenticate"), `scope="account:read"`) {
 			t.Errorf("query with account:write only: %d %q", r.status, r.header.Get("WWW-Authenticate"))
 		}
+		// Nor can it read a notification by marking it: what a mutation
+		// returns beyond ids needs account:read.
+		const markAndRead = `mutation { markNotificationRead(id: "1") { id title body url } }`
+		r = gqlPost(t, ts, origin, writeTok, markAndRead, nil)
+		if r.status != 403 || !strings.Contains(r.header.Get("WWW-Authenticate"), `scope="account:read account:write"`) || strings.Contains(r.raw, "title") {
+			t.Errorf("account:write marking and reading: %d %q %s", r.status, r.header.Get("WWW-Authenticate"), r.raw)
+		}
 
 		opTok := ts.ownerToken(t, origin, "courses:read", "students:read").AccessToken
 		for _, q := range []string{query, mutation} {
