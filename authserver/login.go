@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/lectern/lectern/authserver/password"
@@ -164,13 +165,30 @@ func (s *Server) expiredPage(w http.ResponseWriter, r *http.Request, site *tenan
 }
 
 // localPath accepts only a path on this origin as a return target: never
-// another origin (open redirect) and never a scheme-relative "//host".
+// another origin (open redirect). Browsers parse a Location leniently
+// (WHATWG URL): they drop tabs and newlines anywhere, read a backslash as a
+// slash, and take "//host" as another origin, so "/\t/evil.test" and
+// "/\\evil.test" lead away. A target with any control character, space
+// or backslash is refused whole, rather than cleaned, and what remains
+// must parse as a bare path that does not start with "//".
 func localPath(p string) string {
-	if p == "" || p[0] != '/' || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") || strings.ContainsAny(p, "\r\n") {
+	if len(p) < 1 || len(p) > maxReturnPath || p[0] != '/' || strings.HasPrefix(p, "//") {
+		return ""
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c <= ' ' || c == 0x7f || c == '\\' {
+			return ""
+		}
+	}
+	u, err := url.Parse(p)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || !strings.HasPrefix(u.Path, "/") || strings.HasPrefix(u.Path, "//") {
 		return ""
 	}
 	return p
 }
+
+// maxReturnPath bounds a return target.
+const maxReturnPath = 2048
 
 func hashHex(s string) string {
 	sum := sha256.Sum256([]byte(s))

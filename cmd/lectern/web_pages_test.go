@@ -66,6 +66,27 @@ func TestWebSignInFirst(t *testing.T) {
 		t.Fatalf("after a plain sign-in: Location %q", loc)
 	}
 	plain.expect("/account/connections", http.StatusOK)
+
+	// A return_to that a browser would read as another origin (tabs are
+	// dropped, a backslash is a slash) is ignored, before and after
+	// sign-in and after sign-out.
+	for _, evil := range []string{"/\t/evil.test", "/\t\\evil.test", "//evil.test", "/\\evil.test", "https://evil.test/"} {
+		c := webAnonymous(t, ts, ts.academy())
+		f := c.form("/login?return_to="+url.QueryEscape(evil), "login-form", url.Values{"email": {demo.StudentEmail}, "password": {demo.StudentPassword}})
+		if f.Get("return_to") != "" {
+			t.Errorf("the sign-in form carries return_to %q", f.Get("return_to"))
+		}
+		f.Set("return_to", evil)
+		if loc := c.expectPost("/login", f, http.StatusSeeOther).Header.Get("Location"); loc != "/account/connections" {
+			t.Errorf("sign-in with return_to %q: Location %q", evil, loc)
+		}
+		out := c.form("/logout?return_to="+url.QueryEscape(evil), "logout-form", nil)
+		out.Set("return_to", evil)
+		// Without a usable target, sign-out shows its own page.
+		if loc := c.expectPost("/logout", out, http.StatusOK).Header.Get("Location"); loc != "" {
+			t.Errorf("sign-out with return_to %q: Location %q", evil, loc)
+		}
+	}
 }
 
 // Who may open what: the admin area is for operators, settings, developer
