@@ -3,10 +3,13 @@ package adminapi
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"time"
 
@@ -51,7 +54,7 @@ func idempotencyKey(c *caller, key string) string {
 // key and request (draft-ietf-httpapi-idempotency-key-header): the first
 // request's answer is kept for 24 hours and given again, with
 // Idempotent-Replayed: true, to a retry with the same key and the same
-// request (method, path, query, content type and body); the same key with
+// request (see fingerprint); the same key with
 // another request is 422; a retry while the first still runs is 409.
 // Answers of 5xx are not kept, so such a request can be retried.
 func (h *Handler) idempotent(c echo.Context, next echo.HandlerFunc) error {
@@ -70,13 +73,7 @@ func (h *Handler) idempotent(c echo.Context, next echo.HandlerFunc) error {
 		return h.writeError(c, &problem{Status: http.StatusRequestEntityTooLarge, Detail: "the request body is too large"})
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	sum := sha256.New()
-	for _, part := range []string{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type")} {
-		sum.Write([]byte(part))
-		sum.Write([]byte{0})
-	}
-	sum.Write(body)
-	hash := hex.EncodeToString(sum.Sum(nil))
+	hash := fingerprint(r, body)
 
 	ck := idempotencyKey(callerOf(ctx), key)
 	pending, _ := json.Marshal(idemRecord{Hash: hash})
@@ -135,6 +132,71 @@ func (h *Handler) idempotent(c echo.Context, next echo.HandlerFunc) error {
 		h.log.WarnContext(ctx, "idempotent answer not kept", "err", err)
 	}
 	return nil
+}
+
+// fingerprint identifies a request for its Idempotency-Key: method, path,
+// query, media type and what the body says rather than its bytes, so that
+// a client's retry matches however it serializes: JSON in canonical form
+// (members sorted, insignificant space gone), multipart by its parts (name,
+// file name, type and content) without the boundary, which clients draw
+// anew for every attempt. A body that does not parse is taken as bytes.
+func fingerprint(r *http.Request, body []byte) string {
+	sum := sha256.New()
+	field := func(b []byte) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		sum.Write(n[:])
+		sum.Write(b)
+	}
+	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	for _, part := range []string{r.Method, r.URL.Path, r.URL.RawQuery, mt} {
+		field([]byte(part))
+	}
+	switch {
+	case mt == "application/json":
+		var v any
+		d := json.NewDecoder(bytes.NewReader(body))
+		d.UseNumber()
+		if d.Decode(&v) == nil && !d.More() {
+			if canon, err := json.Marshal(v); err == nil {
+				field([]byte("json"))
+				field(canon)
+				return hex.EncodeToString(sum.Sum(nil))
+			}
+		}
+	case mt == "multipart/form-data" && params["boundary"] != "":
+		if parts, ok := multipartParts(body, params["boundary"]); ok {
+			field([]byte("multipart"))
+			for _, p := range parts {
+				field(p)
+			}
+			return hex.EncodeToString(sum.Sum(nil))
+		}
+	}
+	field([]byte("raw"))
+	field(body)
+	return hex.EncodeToString(sum.Sum(nil))
+}
+
+// multipartParts returns, for each part in order, its form name, file name,
+// content type and the SHA-256 of its content.
+func multipartParts(body []byte, boundary string) ([][]byte, bool) {
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	var out [][]byte
+	for {
+		p, err := mr.NextRawPart()
+		if errors.Is(err, io.EOF) {
+			return out, true
+		}
+		if err != nil {
+			return nil, false
+		}
+		h := sha256.New()
+		if _, err := io.Copy(h, p); err != nil {
+			return nil, false
+		}
+		out = append(out, []byte(p.FormName()), []byte(p.FileName()), []byte(p.Header.Get("Content-Type")), h.Sum(nil))
+	}
 }
 
 // recorder copies what a handler writes.

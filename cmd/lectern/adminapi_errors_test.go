@@ -116,6 +116,32 @@ func TestAdminIdempotentRetries(t *testing.T) {
 		if p["type"] != "urn:lectern:problem:idempotency-key-reused" {
 			t.Fatalf("problem type %v", p["type"])
 		}
+		// What the body says counts, not its bytes: members in another
+		// order and other spacing are the same request.
+		r1 := admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, []byte(`{"slug":"reordered","title":"R"}`), "Idempotency-Key", "key-3").
+			want(t, http.StatusCreated, "first, compact")
+		r2 := admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, []byte(`{ "title": "R",
+			"slug": "reordered" }`), "Idempotency-Key", "key-3")
+		if r2.status != http.StatusCreated || r2.header.Get("Idempotent-Replayed") != "true" || string(r1.body) != string(r2.body) {
+			t.Fatalf("a retry with the members reordered: %d %v %s", r2.status, r2.header, r2.body)
+		}
+		// A body of two JSON values is refused whole, never half done.
+		n := count()
+		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, []byte(`{"slug":"twice","title":"T"} {"x":1}`)), 400, "body", "two JSON values")
+		if count() != n {
+			t.Fatal("a body of two JSON values created a course")
+		}
+		// A retried upload is the same request although every attempt
+		// draws a new multipart boundary.
+		files := admOwnerToken(t, ts, ts.academy(), "storage:write")
+		u1 := admUpload(t, ts, ts.academy(), files, "logo.png", "image/png", admPNG, "Idempotency-Key", "up-1").want(t, http.StatusCreated, "upload")
+		u2 := admUpload(t, ts, ts.academy(), files, "logo.png", "image/png", admPNG, "Idempotency-Key", "up-1")
+		if u2.status != http.StatusCreated || u2.header.Get("Idempotent-Replayed") != "true" || string(u1.body) != string(u2.body) {
+			t.Fatalf("a retried upload: %d %v %s", u2.status, u2.header, u2.body)
+		}
+		admProblem(t, admUpload(t, ts, ts.academy(), files, "other.png", "image/png", admPNG, "Idempotency-Key", "up-1"),
+			http.StatusUnprocessableEntity, "Idempotency-Key", "the key with another file name")
+
 		// An answer that was an error is given again too.
 		bad := map[string]any{"slug": "Not A Slug", "title": "x"}
 		e1 := admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, bad, "Idempotency-Key", "key-2")
