@@ -68,7 +68,7 @@ func (h *Handler) GetMember(ctx context.Context, req GetMemberRequestObject) (Ge
 }
 
 // GrantRole implements POST /members (members:write). Only an owner makes
-// another owner.
+// another owner or changes an owner's roles.
 func (h *Handler) GrantRole(ctx context.Context, req GrantRoleRequestObject) (GrantRoleResponseObject, error) {
 	b := req.Body
 	if !b.Role.Valid() {
@@ -85,6 +85,12 @@ func (h *Handler) GrantRole(ctx context.Context, req GrantRoleRequestObject) (Gr
 	before, err := h.store.RolesAt(ctx, site, u.ID)
 	if err != nil {
 		return nil, err
+	}
+	// Granting a role the person already holds changes nothing, so it is
+	// answered for anyone; a change to an owner's roles is an owner's.
+	if !slices.Contains(before, string(b.Role)) && slices.Contains(before, storage.RoleOwner) &&
+		!slices.Contains(callerOf(ctx).roles, storage.RoleOwner) {
+		return nil, errForbidden("only an owner may change an owner's roles")
 	}
 	if !slices.Contains(before, string(b.Role)) {
 		if _, err := h.platform.GrantRole(ctx, site, u.Email, string(b.Role)); err != nil {

@@ -33,6 +33,10 @@ func TestAdminRolesCheckedPerRequest(t *testing.T) {
 		}
 		admProblem(t, admDo(t, ts, http.MethodDelete, ts.academy(), "/members/"+ownerUser.ID+"/roles/owner", admin, nil), http.StatusForbidden, "", "an admin removes the owner")
 		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/members", admin, map[string]any{"email": demo.LecturerEmail, "role": "owner"}), http.StatusForbidden, "", "an admin makes an owner")
+		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/members", admin, map[string]any{"email": demo.OwnerEmail, "role": "student"}), http.StatusForbidden, "", "an admin adds a role to an owner")
+		if roles, _ := ts.app.store.RolesAt(t.Context(), academy.ID, ownerUser.ID); slices.Contains(roles, "student") {
+			t.Fatalf("an admin changed the owner's roles: %v", roles)
+		}
 		// The last owner stays one, even by their own hand.
 		admProblem(t, admDo(t, ts, http.MethodDelete, ts.academy(), "/members/"+ownerUser.ID+"/roles/owner", owner, nil), http.StatusConflict, "", "the last owner steps down")
 
