@@ -768,7 +768,9 @@ type OAuthApplicationCreate struct {
 
 // OAuthApplicationList defines model for OAuthApplicationList.
 type OAuthApplicationList struct {
-	Items []OAuthApplication `json:"items"`
+	Items      []OAuthApplication `json:"items"`
+	NextCursor *string            `json:"nextCursor"`
+	TotalCount int                `json:"totalCount"`
 }
 
 // OAuthApplicationSecret defines model for OAuthApplicationSecret.
@@ -1370,6 +1372,15 @@ type CreateMembershipPlanParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListOAuthApplicationsParams defines parameters for ListOAuthApplications.
+type ListOAuthApplicationsParams struct {
+	// Cursor The nextCursor of the previous page; opaque.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // CreateOAuthApplicationParams defines parameters for CreateOAuthApplication.
 type CreateOAuthApplicationParams struct {
 	// IdempotencyKey Makes a retried POST safe; see the API description.
@@ -1724,7 +1735,7 @@ type ServerInterface interface {
 	UpdateMembershipPlan(ctx echo.Context, planId PlanId) error
 	// ListOAuthApplications List the site's member OAuth applications
 	// (GET /oauth-applications)
-	ListOAuthApplications(ctx echo.Context) error
+	ListOAuthApplications(ctx echo.Context, params ListOAuthApplicationsParams) error
 	// CreateOAuthApplication Create a member OAuth application
 	// (POST /oauth-applications)
 	CreateOAuthApplication(ctx echo.Context, params CreateOAuthApplicationParams) error
@@ -3007,8 +3018,24 @@ func (w *ServerInterfaceWrapper) UpdateMembershipPlan(ctx echo.Context) error {
 func (w *ServerInterfaceWrapper) ListOAuthApplications(ctx echo.Context) error {
 	var err error
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListOAuthApplicationsParams
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.ListOAuthApplications(ctx)
+	err = w.Handler.ListOAuthApplications(ctx, params)
 	return err
 }
 
@@ -9609,6 +9636,7 @@ func (response UpdateMembershipPlan422ApplicationProblemPlusJSONResponse) VisitU
 }
 
 type ListOAuthApplicationsRequestObject struct {
+	Params ListOAuthApplicationsParams
 }
 
 type ListOAuthApplicationsResponseObject interface {
@@ -9625,6 +9653,22 @@ func (response ListOAuthApplications200JSONResponse) VisitListOAuthApplicationsR
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListOAuthApplications400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListOAuthApplications400ApplicationProblemPlusJSONResponse) VisitListOAuthApplicationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -14722,8 +14766,10 @@ func (sh *strictHandler) UpdateMembershipPlan(ctx echo.Context, planId PlanId) e
 }
 
 // ListOAuthApplications operation middleware
-func (sh *strictHandler) ListOAuthApplications(ctx echo.Context) error {
+func (sh *strictHandler) ListOAuthApplications(ctx echo.Context, params ListOAuthApplicationsParams) error {
 	var request ListOAuthApplicationsRequestObject
+
+	request.Params = params
 
 	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
 		return sh.ssi.ListOAuthApplications(ctx.Request().Context(), request.(ListOAuthApplicationsRequestObject))

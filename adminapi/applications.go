@@ -54,17 +54,25 @@ func memberScopes(in *[]MemberScope) []string {
 }
 
 // ListOAuthApplications implements GET /oauth-applications (school:write).
-func (h *Handler) ListOAuthApplications(ctx context.Context, _ ListOAuthApplicationsRequestObject) (ListOAuthApplicationsResponseObject, error) {
+func (h *Handler) ListOAuthApplications(ctx context.Context, req ListOAuthApplicationsRequestObject) (ListOAuthApplicationsResponseObject, error) {
 	if err := h.requireMCPBeta(ctx); err != nil {
 		return nil, err
 	}
+	p, err := pageOf(req.Params.Cursor, req.Params.Limit)
+	if err != nil {
+		return nil, err
+	}
+	// The operators' applications of one site are few (people create them
+	// by hand): read whole, paged by offset, oldest first.
 	apps, err := h.platform.Applications(ctx, siteOf(ctx))
 	if err != nil {
 		return nil, err
 	}
-	out := OAuthApplicationList{Items: make([]OAuthApplication, 0, len(apps))}
-	for i := range apps {
-		out.Items = append(out.Items, toApplication(&apps[i]))
+	from := int(min(p.After, int64(len(apps))))
+	page := apps[from:min(from+p.Limit, len(apps))]
+	out := OAuthApplicationList{Items: make([]OAuthApplication, 0, len(page)), TotalCount: len(apps), NextCursor: offsetNext(p, len(page), len(apps))}
+	for i := range page {
+		out.Items = append(out.Items, toApplication(&page[i]))
 	}
 	return ListOAuthApplications200JSONResponse(out), nil
 }

@@ -61,7 +61,10 @@ type ClientStore interface {
 	// ClientByID returns the client with clientID at site, or the
 	// platform-wide client with that ID.
 	ClientByID(ctx context.Context, site tenant.ID, clientID string) (*Client, error)
-	ListClients(ctx context.Context, site tenant.ID) ([]Client, error)
+	// ListClients returns the site's clients (of one source when source
+	// is not empty: the operators' applications without a Variant B site's
+	// many registrations), oldest first.
+	ListClients(ctx context.Context, site tenant.ID, source string) ([]Client, error)
 	DeleteClient(ctx context.Context, site tenant.ID, clientID string) error
 	// TouchClient records that the client completed an authorization at
 	// (it is written only when it was never set or is over a day old).

@@ -328,6 +328,31 @@ func TestAdminSchoolAndOAuthApplications(t *testing.T) {
 		if ren["name"] != "Study Buddy" {
 			t.Fatalf("renamed application %v", ren)
 		}
+		// Paged like every list: the seed's application, then the two new
+		// ones, oldest first; registered (DCR) clients are not listed.
+		var names []any
+		for cursor := ""; ; {
+			path := "/oauth-applications?limit=2"
+			if cursor != "" {
+				path += "&cursor=" + url.QueryEscape(cursor)
+			}
+			page := c.do(http.MethodGet, path, nil, 200)
+			if page["totalCount"] != 3.0 {
+				t.Fatalf("applications page %v", page)
+			}
+			for _, a := range page["items"].([]any) {
+				names = append(names, a.(map[string]any)["name"])
+			}
+			next, _ := page["nextCursor"].(string)
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
+		if want := []any{"Demo Member App", "Study Buddy", "Portal"}; !slices.Equal(names, want) {
+			t.Fatalf("applications paged by 2: %v; want %v", names, want)
+		}
+		admProblem(t, admDo(t, ts, http.MethodGet, ts.academy(), "/oauth-applications?limit=1000", c.tok, nil), 400, "limit", "a page of 1000 applications")
 
 		// A member authorizes the new application at once, and loses the
 		// token when it is deleted.

@@ -171,7 +171,7 @@ func TestRegistrationVariantA(t *testing.T) {
 	ts := startServer(t, backend{name: "embedded"}, nil)
 	ctx := context.Background()
 	academy, _ := ts.app.store.SiteBySlug(ctx, demo.AcademySlug)
-	before, _ := ts.app.store.ListClients(ctx, academy.ID)
+	before, _ := ts.app.store.ListClients(ctx, academy.ID, "")
 	loop := []string{"http://127.0.0.1:41000/callback"}
 	for _, tc := range []struct {
 		name       string
@@ -209,7 +209,7 @@ func TestRegistrationVariantA(t *testing.T) {
 			}
 		})
 	}
-	after, _ := ts.app.store.ListClients(ctx, academy.ID)
+	after, _ := ts.app.store.ListClients(ctx, academy.ID, "")
 	if len(after) != len(before) {
 		t.Fatalf("Variant A registration created clients: %d before, %d after", len(before), len(after))
 	}

@@ -36,17 +36,7 @@ func (p *Platform) Application(ctx context.Context, site tenant.ID, clientID str
 
 // Applications lists the site's operator-created applications.
 func (p *Platform) Applications(ctx context.Context, site tenant.ID) ([]storage.Client, error) {
-	all, err := p.Store.ListClients(ctx, site)
-	if err != nil {
-		return nil, err
-	}
-	out := all[:0]
-	for _, c := range all {
-		if c.Source == storage.SourceAdmin {
-			out = append(out, c)
-		}
-	}
-	return out, nil
+	return p.Store.ListClients(ctx, site, storage.SourceAdmin)
 }
 
 // ApplicationChange is an edit of an application; nil fields stay.

@@ -68,9 +68,13 @@ func (s *Store) ClientByID(ctx context.Context, site tenant.ID, clientID string)
 }
 
 // ListClients implements storage.ClientStore.
-func (s *Store) ListClients(ctx context.Context, site tenant.ID) ([]storage.Client, error) {
+func (s *Store) ListClients(ctx context.Context, site tenant.ID, source string) ([]storage.Client, error) {
 	var cs []storage.Client
-	err := s.db.WithContext(ctx).Scopes(siteScope(site)).Order("created_at, id").Find(&cs).Error
+	q := s.db.WithContext(ctx).Scopes(siteScope(site))
+	if source != "" {
+		q = q.Where("source = ?", source)
+	}
+	err := q.Order("created_at, id").Find(&cs).Error
 	return cs, mapErr(err)
 }
 

@@ -706,7 +706,7 @@ func (f *fixture) clientByID(t *testing.T, site *storage.Site, clientID string) 
 
 func (f *fixture) listClients(t *testing.T, site *storage.Site) []storage.Client {
 	t.Helper()
-	cs, err := f.s.ListClients(f.ctx, site.ID)
+	cs, err := f.s.ListClients(f.ctx, site.ID, "")
 	must(t, err, "ListClients")
 	slices.SortFunc(cs, func(x, y storage.Client) int { return strings.Compare(x.ClientID, y.ClientID) })
 	return cs
@@ -740,6 +740,9 @@ func testClientCreate(t *testing.T, f *fixture) {
 
 	diff(t, "ListClients(A)", []storage.Client{*aApp, *conf, *aOnly}, f.listClients(t, f.a))
 	diff(t, "ListClients(B)", []storage.Client{*bApp}, f.listClients(t, f.b))
+	dcr, err := f.s.ListClients(f.ctx, f.a.ID, storage.SourceDCR)
+	must(t, err, "ListClients(A, dcr)")
+	diff(t, "ListClients(A, dcr)", []storage.Client{*conf}, dcr)
 }
 
 func testClientUpdate(t *testing.T, f *fixture) {
