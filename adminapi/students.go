@@ -43,7 +43,12 @@ func (h *Handler) ListStudents(ctx context.Context, req ListStudentsRequestObjec
 	if err != nil {
 		return nil, err
 	}
-	rows, total, err := h.store.ListStudents(ctx, siteOf(ctx), orDefault(req.Params.Search, ""), p)
+	search := orDefault(req.Params.Search, "")
+	var f fields
+	if f.text("search", search, 0, 200, false); len(f) > 0 {
+		return nil, errBadRequest("the search is not text this list can match", f...)
+	}
+	rows, total, err := h.store.ListStudents(ctx, siteOf(ctx), search, p)
 	if err != nil {
 		return nil, err
 	}

@@ -234,6 +234,7 @@ func TestAdminStudentsMembersReports(t *testing.T) {
 		if st["email"] != demo.OutsiderEmail || len(st["enrollmentList"].([]any)) != 1 {
 			t.Fatalf("student %v", st)
 		}
+		admProblem(t, admDo(t, ts, http.MethodGet, ts.academy(), "/students?search=%00", c.tok, nil), 400, "search", "a NUL in the search")
 		if found := c.do(http.MethodGet, "/students?search=OUTSIDER", nil, 200); found["totalCount"] != float64(1) {
 			t.Fatalf("search %v", found)
 		}

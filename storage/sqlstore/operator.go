@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"gorm.io/gorm"
 
@@ -34,6 +36,11 @@ func (s *Store) ListStudents(ctx context.Context, site tenant.ID, search string,
 	base := s.db.WithContext(ctx).Table("site_roles").
 		Joins("JOIN users ON users.id = site_roles.user_id").
 		Scopes(siteScope(site)).Where("site_roles.role = ?", storage.RoleStudent)
+	if strings.ContainsFunc(search, unicode.IsControl) || !utf8.ValidString(search) {
+		// No e-mail address or name holds a control character, and SQLite
+		// would read a NUL as the end of the pattern ("%": everyone).
+		return []storage.StudentView{}, 0, nil
+	}
 	if t := strings.TrimSpace(search); t != "" {
 		pat := likePattern(t)
 		base = base.Where(`(LOWER(users.email) LIKE ? ESCAPE '\' OR LOWER(users.name) LIKE ? ESCAPE '\')`, pat, pat)

@@ -255,6 +255,12 @@ func testOperatorReads(t *testing.T, f *fixture) {
 	if found, n, _ := f.s.ListStudents(f.ctx, a, "OTHER", storage.Page{}); n != 1 || found[0].UserID != c.other.ID {
 		t.Fatalf("search %+v", found)
 	}
+	// Text no one has matches no one (SQLite would end the pattern at NUL).
+	for _, s := range []string{"\x00", "ot\x00her", "\x01", "\xff"} {
+		if found, n, err := f.s.ListStudents(f.ctx, a, s, storage.Page{}); err != nil || n != 0 || len(found) != 0 {
+			t.Fatalf("search %q: %d %+v %v; want none", s, n, found, err)
+		}
+	}
 	o1 := &storage.Order{SiteID: a, Number: "A-1", UserID: c.member.ID, TotalCents: 4900, Currency: "USD", Status: "paid", RefundStatus: "none", CreatedAt: f.now.UTC().Add(-2 * time.Hour)}
 	o2 := &storage.Order{SiteID: a, Number: "A-2", UserID: c.member.ID, TotalCents: 7900, Currency: "USD", CouponCode: "X", Status: "paid", RefundStatus: "full", CreatedAt: f.now.UTC().Add(-time.Hour)}
 	ob := &storage.Order{SiteID: f.b.ID, Number: "B-1", UserID: c.member.ID, TotalCents: 1, Currency: "EUR", Status: "paid", RefundStatus: "none", CreatedAt: f.now.UTC()}
