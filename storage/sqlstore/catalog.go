@@ -4,6 +4,8 @@ import (
 	"context"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 	"time"
 
 	"gorm.io/gorm"
@@ -21,8 +23,19 @@ func likePattern(text string) string {
 	return "%" + r.Replace(strings.ToLower(text)) + "%"
 }
 
+// unmatchable reports text no stored name can contain: a control character
+// or invalid UTF-8. Searches for it match nothing and never reach the
+// database (SQLite reads a NUL as the end of the pattern, PostgreSQL
+// refuses it as an encoding error).
+func unmatchable(text string) bool {
+	return strings.ContainsFunc(text, unicode.IsControl) || !utf8.ValidString(text)
+}
+
 // SearchCourses implements storage.CatalogStore.
 func (s *Store) SearchCourses(ctx context.Context, site tenant.ID, q storage.CourseQuery) ([]storage.Course, int, error) {
+	if unmatchable(q.Text) || unmatchable(q.Category) {
+		return []storage.Course{}, 0, nil
+	}
 	base := func() *gorm.DB {
 		db := s.db.WithContext(ctx).Model(&storage.Course{}).Scopes(siteScope(site), published)
 		if t := strings.TrimSpace(q.Text); t != "" {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"gorm.io/gorm"
 
@@ -36,9 +34,7 @@ func (s *Store) ListStudents(ctx context.Context, site tenant.ID, search string,
 	base := s.db.WithContext(ctx).Table("site_roles").
 		Joins("JOIN users ON users.id = site_roles.user_id").
 		Scopes(siteScope(site)).Where("site_roles.role = ?", storage.RoleStudent)
-	if strings.ContainsFunc(search, unicode.IsControl) || !utf8.ValidString(search) {
-		// No e-mail address or name holds a control character, and SQLite
-		// would read a NUL as the end of the pattern ("%": everyone).
+	if unmatchable(search) {
 		return []storage.StudentView{}, 0, nil
 	}
 	if t := strings.TrimSpace(search); t != "" {

@@ -190,6 +190,11 @@ func testCatalogReads(t *testing.T, f *fixture) {
 		{storage.CourseQuery{Text: "_"}, nil},
 		{storage.CourseQuery{Category: "security"}, []string{"security"}},
 		{storage.CourseQuery{Text: "secrets"}, nil},
+		// Text no course has matches none (no NUL cut, no encoding error).
+		{storage.CourseQuery{Text: "\x00"}, nil},
+		{storage.CourseQuery{Text: "go\x00"}, nil},
+		{storage.CourseQuery{Category: "security\x00"}, nil},
+		{storage.CourseQuery{Text: "\xff"}, nil},
 	} {
 		got, _, err := f.s.SearchCourses(f.ctx, a, tc.q)
 		must(t, err, "SearchCourses")
