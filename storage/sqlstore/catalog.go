@@ -4,9 +4,9 @@ import (
 	"context"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
-	"time"
 
 	"gorm.io/gorm"
 
