@@ -254,11 +254,24 @@ func (s *server) metrics() echo.MiddlewareFunc {
 			if route == "" {
 				route = "unmatched"
 			}
-			duration.WithLabelValues(route, c.Request().Method).Observe(time.Since(start).Seconds())
-			requests.WithLabelValues(route, c.Request().Method, statusClass(c.Response().Status)).Inc()
+			method := methodLabel(c.Request().Method)
+			duration.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
+			requests.WithLabelValues(route, method, statusClass(c.Response().Status)).Inc()
 			return nil
 		}
 	}
+}
+
+// methodLabel is the method as a metric label: the standard methods by
+// name, anything else (a client may send any token as a method) "OTHER",
+// so that requests cannot mint series.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "OTHER"
 }
 
 func statusClass(code int) string {

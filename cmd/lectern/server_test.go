@@ -377,6 +377,18 @@ func TestMetricsAndHealth(t *testing.T) {
 	if code != 200 || !strings.Contains(string(body), `lectern_http_requests_total{code="2xx",method="GET",route="/.well-known/oauth-protected-resource"}`) {
 		t.Fatalf("/metrics: %d\n%s", code, body)
 	}
+	// Methods are labels only when standard: made-up methods cannot mint
+	// series.
+	for i := range 20 {
+		req, _ := http.NewRequest(fmt.Sprintf("M%d%s", i, strings.Repeat("Y", 2000)), ts.academy()+"/x", nil)
+		if resp, err := ts.client.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	_, _, body = ts.get(t, "http://10.1.2.3:8080", "/metrics")
+	if strings.Contains(string(body), "YYYY") || !strings.Contains(string(body), `method="OTHER"`) {
+		t.Fatalf("made-up methods in the metrics:\n%.2000s", body)
+	}
 	if code, _, _ := ts.get(t, "http://10.1.2.3:8080", "/healthz"); code != 200 {
 		t.Fatalf("/healthz %d", code)
 	}
