@@ -175,6 +175,9 @@ func (s *Server) audit(ctx context.Context, site tenant.ID, actor, action, targe
 // RFC 6749 error bodies).
 func (s *Server) Revocation(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
+	if !formBody(w, r, "revocation") {
+		return
+	}
 	s.op.ServeHTTP(w, r)
 }
 
@@ -183,8 +186,7 @@ func (s *Server) Revocation(w http.ResponseWriter, r *http.Request) {
 // 6749 §5.2), which op alone would answer 400.
 func (s *Server) Introspection(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	if err := r.ParseForm(); err != nil {
-		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the request body is not a valid form")
+	if !formBody(w, r, "introspection") {
 		return
 	}
 	if r.PostForm.Get("client_secret") == "" {

@@ -35,6 +35,34 @@ func validVerifier(v string) bool {
 	return true
 }
 
+// formBody checks the request of a form endpoint (token, revocation,
+// introspection) before op reads it, and answers invalid_request when it
+// fails: an application/x-www-form-urlencoded body that parses, nothing in
+// the URL query (op would read parameters from both, the query's winning,
+// and RFC 6749 §2.3.1 keeps credentials out of URLs), and no parameter
+// twice but those in repeatable (RFC 6749 §3.1).
+func formBody(w http.ResponseWriter, r *http.Request, endpoint string, repeatable ...string) bool {
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/x-www-form-urlencoded" {
+		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the "+endpoint+" endpoint takes an application/x-www-form-urlencoded body")
+		return false
+	}
+	if r.URL.RawQuery != "" {
+		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "parameters go in the form body, not the URL")
+		return false
+	}
+	if err := r.ParseForm(); err != nil {
+		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the request body is not a valid form")
+		return false
+	}
+	for k, vs := range r.PostForm {
+		if len(vs) > 1 && !slices.Contains(repeatable, k) {
+			writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the "+k+" parameter is repeated")
+			return false
+		}
+	}
+	return true
+}
+
 // Token is the token endpoint (POST /api/oauth/token). It refuses what op
 // should never see — other content types, repeated parameters, grant types
 // other than authorization_code and refresh_token (unsupported_grant_type:
@@ -45,19 +73,8 @@ func (s *Server) Token(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	h.Set("Pragma", "no-cache")
-	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/x-www-form-urlencoded" {
-		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the token endpoint takes an application/x-www-form-urlencoded body")
+	if !formBody(w, r, "token", "resource") {
 		return
-	}
-	if err := r.ParseForm(); err != nil {
-		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the request body is not a valid form")
-		return
-	}
-	for k, vs := range r.PostForm {
-		if len(vs) > 1 && k != "resource" {
-			writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the "+k+" parameter is repeated")
-			return
-		}
 	}
 	switch gt := r.PostForm.Get("grant_type"); gt {
 	case "authorization_code", "refresh_token":

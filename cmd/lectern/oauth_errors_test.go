@@ -461,3 +461,37 @@ func TestConfidentialClient(t *testing.T) {
 	}
 	_ = scope.OpenID
 }
+
+// The form endpoints read the form body and nothing else: parameters in
+// the URL query (which the OAuth library would prefer to the body's) and
+// repeated parameters are invalid_request, and such a request changes
+// nothing: the refresh token and the access token still work afterwards.
+func TestFormEndpointsTakeTheBodyOnly(t *testing.T) {
+	ts := startServer(t, backend{name: "embedded"}, nil)
+	origin := ts.academy()
+	tok := ts.studentToken(t, origin)
+	refresh := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}, "client_id": {demo.MemberClientID}}
+	revoke := url.Values{"token": {tok.AccessToken}, "client_id": {demo.MemberClientID}}
+	for _, c := range []struct {
+		name, path string
+		body       url.Values
+	}{
+		{"token, client_id in the query too", discovery.TokenPath + "?client_id=" + demo.VendorClientID, refresh},
+		{"token, everything in the query", discovery.TokenPath + "?" + refresh.Encode(), url.Values{"grant_type": {"refresh_token"}}},
+		{"revocation in the query", discovery.RevocationPath + "?" + revoke.Encode(), url.Values{}},
+		{"revocation, token twice", discovery.RevocationPath, url.Values{"token": {"junk", tok.AccessToken}, "client_id": {demo.MemberClientID}}},
+		{"introspection, secret in the query", discovery.IntrospectionPath + "?client_secret=x", url.Values{"token": {tok.AccessToken}, "client_id": {"x"}, "client_secret": {"y"}}},
+		{"introspection, token twice", discovery.IntrospectionPath, url.Values{"token": {"junk", tok.AccessToken}, "client_id": {"x"}, "client_secret": {"y"}}},
+	} {
+		code, _, body := ts.postForm(t, origin+c.path, c.body)
+		if code != http.StatusBadRequest || body["error"] != "invalid_request" {
+			t.Errorf("%s: %d %v; want 400 invalid_request", c.name, code, body)
+		}
+	}
+	if code, _, body := ts.postForm(t, origin+discovery.TokenPath, refresh); code != http.StatusOK {
+		t.Fatalf("the refresh token after the refused requests: %d %v", code, body)
+	}
+	if code := webUserinfoStatus(t, ts, tok.AccessToken); code != http.StatusOK {
+		t.Fatalf("the access token after the refused revocations: %d", code)
+	}
+}
