@@ -103,9 +103,13 @@ func New(o Options) *Handler {
 
 // Router is where Register adds routes: *echo.Echo.
 type Router interface {
-	GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+	Match(methods []string, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) []*echo.Route
 	Group(prefix string, m ...echo.MiddlewareFunc) *echo.Group
 }
+
+// getHead are the methods of a document: HEAD wherever GET (RFC 9110
+// §9.3.2; net/http sends no body for HEAD).
+var getHead = []string{http.MethodGet, http.MethodHead}
 
 // Register mounts the API under BasePath, every operation behind the
 // guard (token, scope, role, idempotency, problem answers), the document at
@@ -113,8 +117,8 @@ type Router interface {
 func (h *Handler) Register(e Router, openAPIPath string) {
 	g := e.Group(BasePath, h.guard)
 	RegisterHandlersWithOptions(g, NewStrictHandler(h, nil), RegisterHandlersOptions{BaseURL: ""})
-	e.GET(openAPIPath, echo.WrapHandler(http.HandlerFunc(h.OpenAPI)))
-	e.GET(UploadsPath+"/:key", h.serveUpload)
+	e.Match(getHead, openAPIPath, echo.WrapHandler(http.HandlerFunc(h.OpenAPI)))
+	e.Match(getHead, UploadsPath+"/:key", h.serveUpload)
 }
 
 // caller is who makes the request: the token's subject at the request's

@@ -78,6 +78,19 @@ func (h *Handler) JWKS(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
+// Preflight answers CORS preflights of the metadata documents: they are
+// public and carry no credentials, so every origin may read them with any
+// request header.
+func Preflight(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "*")
+	h.Set("Access-Control-Max-Age", "86400")
+	h.Set("Allow", "GET, HEAD, OPTIONS")
+	w.WriteHeader(http.StatusNoContent)
+}
+
 // NotFound answers metadata paths that do not exist, such as the
 // path-suffixed protected-resource variants (DESIGN §8): clients that probe
 // them then fall back to the origin document.

@@ -76,16 +76,23 @@ func newServer(a *app) (*server, error) {
 		e.Use(s.accessLog)
 	}
 
-	e.GET("/healthz", s.healthz)
-	e.GET("/readyz", s.readyz)
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry})))
+	// Documents answer HEAD as GET (RFC 9110 §9.3.2; net/http sends no
+	// body for HEAD). Pages with effects (authorize, sign-in) do not.
+	getHead := []string{http.MethodGet, http.MethodHead}
+	e.Match(getHead, "/healthz", s.healthz)
+	e.Match(getHead, "/readyz", s.readyz)
+	e.Match(getHead, "/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry})))
 
 	disc := discovery.NewHandler(a.keys, a.logger)
-	e.GET(discovery.ProtectedResourcePath, echo.WrapHandler(http.HandlerFunc(disc.ProtectedResource)))
-	e.GET(discovery.AuthorizationServerPath, echo.WrapHandler(http.HandlerFunc(disc.AuthorizationServer)))
-	e.GET(discovery.OpenIDConfigurationPath, echo.WrapHandler(http.HandlerFunc(disc.AuthorizationServer)))
-	e.GET(discovery.JWKSPath, echo.WrapHandler(http.HandlerFunc(disc.JWKS)))
-	e.GET("/.well-known/*", echo.WrapHandler(http.HandlerFunc(discovery.NotFound)))
+	e.Match(getHead, discovery.ProtectedResourcePath, echo.WrapHandler(http.HandlerFunc(disc.ProtectedResource)))
+	e.Match(getHead, discovery.AuthorizationServerPath, echo.WrapHandler(http.HandlerFunc(disc.AuthorizationServer)))
+	e.Match(getHead, discovery.OpenIDConfigurationPath, echo.WrapHandler(http.HandlerFunc(disc.AuthorizationServer)))
+	e.Match(getHead, discovery.JWKSPath, echo.WrapHandler(http.HandlerFunc(disc.JWKS)))
+	e.Match(getHead, "/.well-known/*", echo.WrapHandler(http.HandlerFunc(discovery.NotFound)))
+	// Browser clients (the MCP Inspector, web agents) read the metadata
+	// cross-origin with headers of their own (MCP-Protocol-Version), so
+	// they preflight: every origin, any header, no credentials.
+	e.OPTIONS("/.well-known/*", echo.WrapHandler(http.HandlerFunc(discovery.Preflight)))
 
 	auth := a.auth
 	h := func(f http.HandlerFunc) echo.HandlerFunc { return echo.WrapHandler(f) }
@@ -98,7 +105,7 @@ func newServer(a *app) (*server, error) {
 	e.POST(discovery.RevocationPath, h(auth.Revocation))
 	e.POST(discovery.IntrospectionPath, h(auth.Introspection))
 	e.POST(discovery.RegistrationPath, h(auth.Register))
-	e.GET("/static/*", echo.WrapHandler(ui.Static()))
+	e.Match(getHead, "/static/*", echo.WrapHandler(ui.Static()))
 
 	mountMemberAPI(e, a)
 	mountMCP(e, a)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -394,5 +395,50 @@ func TestMetricsAndHealth(t *testing.T) {
 	}
 	if code, _, _ := ts.get(t, "http://10.1.2.3:8080", "/readyz"); code != 200 {
 		t.Fatalf("/readyz %d", code)
+	}
+}
+
+// Documents answer HEAD like GET, without a body; the metadata answers
+// CORS preflights from any origin (browser MCP clients send
+// MCP-Protocol-Version, which needs one).
+func TestHeadAndPreflight(t *testing.T) {
+	ts := startServer(t, backend{name: "embedded"}, nil)
+	for _, path := range []string{discovery.ProtectedResourcePath, discovery.AuthorizationServerPath, discovery.OpenIDConfigurationPath,
+		discovery.JWKSPath, discovery.OpenAPIPath, "/healthz", "/readyz", "/auth.md", "/llms.txt"} {
+		get, err := ts.client.Get(ts.academy() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(get.Body)
+		get.Body.Close()
+		head, err := ts.client.Head(ts.academy() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hb, _ := io.ReadAll(head.Body)
+		head.Body.Close()
+		if head.StatusCode != get.StatusCode || len(hb) != 0 || head.Header.Get("Content-Type") != get.Header.Get("Content-Type") || len(body) == 0 {
+			t.Errorf("HEAD %s: %d %q (%d body bytes); GET %d %q", path, head.StatusCode, head.Header.Get("Content-Type"), len(hb), get.StatusCode, get.Header.Get("Content-Type"))
+		}
+	}
+	for _, path := range []string{discovery.ProtectedResourcePath, discovery.AuthorizationServerPath, discovery.JWKSPath} {
+		req, _ := http.NewRequest(http.MethodOptions, ts.academy()+path, nil)
+		req.Header.Set("Origin", "https://inspector.example")
+		req.Header.Set("Access-Control-Request-Method", "GET")
+		req.Header.Set("Access-Control-Request-Headers", "mcp-protocol-version")
+		resp, err := ts.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		h := resp.Header
+		if resp.StatusCode != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != "*" || h.Get("Access-Control-Allow-Headers") != "*" ||
+			!strings.Contains(h.Get("Access-Control-Allow-Methods"), "GET") {
+			t.Errorf("preflight of %s: %d %v", path, resp.StatusCode, h)
+		}
+	}
+	// Pages with effects do not take HEAD.
+	if resp, err := ts.client.Head(ts.academy() + discovery.AuthorizePath); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("HEAD /oauth/authorize: %v %v", resp, err)
 	}
 }
