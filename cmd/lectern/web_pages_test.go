@@ -311,6 +311,20 @@ func TestWebApplicationFormErrors(t *testing.T) {
 			}
 		})
 	}
+	// Bytes that are not text never reach the store.
+	for _, c := range []struct {
+		values           url.Values
+		fieldID, wantMsg string
+	}{
+		{webAppValues(csrf, "x\xffy", "http://127.0.0.1/cb", "public", "openid"), "app-name-error", "valid UTF-8"},
+		{webAppValues(csrf, "Bad URI", "https://a\xff.example/cb", "public", "openid"), "app-redirects-error", "non-ASCII"},
+		{webAppValues(csrf, "Unicode URI", "http://127.0.0.1/caf\u00e9", "public", "openid"), "app-redirects-error", "non-ASCII"},
+	} {
+		page := owner.expectPost("/admin/developers/apps", c.values, http.StatusBadRequest)
+		if msg := webTextByID(t, page.Body, c.fieldID); !strings.Contains(msg, c.wantMsg) {
+			t.Errorf("#%s says %q; want it to contain %q", c.fieldID, msg, c.wantMsg)
+		}
+	}
 	if names := webAppNames(t, ts); !slices.Equal(names, []string{"Demo Member App"}) {
 		t.Fatalf("refused forms created applications: %v", names)
 	}

@@ -94,6 +94,9 @@ func ValidateClient(spec ClientSpec) (*storage.Client, error) {
 	if name == "" {
 		return nil, badMetadata("client_name", "is required")
 	}
+	if !utf8.ValidString(name) {
+		return nil, badMetadata("client_name", "must be valid UTF-8")
+	}
 	if utf8.RuneCountInString(name) > MaxClientNameLen {
 		return nil, badMetadata("client_name", "must have at most %d characters", MaxClientNameLen)
 	}
@@ -181,8 +184,9 @@ func checkRedirectURI(raw string, loopbackOnly bool) error {
 	if len(raw) > MaxRedirectURILen {
 		return badRedirect("a redirect URI is longer than %d characters", MaxRedirectURILen)
 	}
-	if strings.ContainsAny(raw, " \t\r\n") {
-		return badRedirect("%q contains white space", Truncate(raw, 80))
+	if strings.IndexFunc(raw, func(r rune) bool { return r <= ' ' || r >= 0x7f }) >= 0 {
+		// RFC 3986 URIs are ASCII; anything else must be percent-encoded.
+		return badRedirect("%q contains white space, control or non-ASCII characters (percent-encode them)", Truncate(raw, 80))
 	}
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Opaque != "" {
