@@ -320,8 +320,30 @@ func responseURL(redirectURI string, params url.Values) string {
 func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, site *tenant.Site, redirectURI, state, code, desc string) {
 	s.logger.InfoContext(r.Context(), "authorization error", "error", code, "description", desc)
 	http.Redirect(w, r, responseURL(redirectURI, url.Values{
-		"error": {code}, "error_description": {desc}, "state": {state}, "iss": {site.Issuer()},
+		"error": {code}, "error_description": {descriptionText(desc)}, "state": {state}, "iss": {site.Issuer()},
 	}), http.StatusFound)
+}
+
+// descriptionText keeps an error_description within the characters RFC
+// 6749 §4.1.2.1 allows (printable ASCII but '"' and '\'), since it can
+// quote what the request sent (NUL, line breaks, other bytes): '"' becomes
+// '\'', '\' '/', anything else outside the set '?'. At most 300 bytes.
+func descriptionText(s string) string {
+	b := []byte(s)
+	if len(b) > 300 {
+		b = append(b[:297], "..."...)
+	}
+	for i, c := range b {
+		switch {
+		case c == '"':
+			b[i] = '\''
+		case c == '\\':
+			b[i] = '/'
+		case c < 0x20 || c > 0x7e:
+			b[i] = '?'
+		}
+	}
+	return string(b)
 }
 
 // errorPage shows an error to the person; nothing goes to the client.
