@@ -327,7 +327,7 @@ func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, site *ten
 // descriptionText keeps an error_description within the characters RFC
 // 6749 §4.1.2.1 allows (printable ASCII but '"' and '\'), since it can
 // quote what the request sent (NUL, line breaks, other bytes): '"' becomes
-// '\'', '\' '/', anything else outside the set '?'. At most 300 bytes.
+// '\”, '\' '/', anything else outside the set '?'. At most 300 bytes.
 func descriptionText(s string) string {
 	b := []byte(s)
 	if len(b) > 300 {
