@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -144,6 +145,7 @@ func (h *Handler) httpProblem(ctx context.Context, he *echo.HTTPError) *problem 
 	var (
 		typeErr   *json.UnmarshalTypeError
 		syntaxErr *json.SyntaxError
+		timeErr   *time.ParseError
 	)
 	switch {
 	case he.Code >= 500:
@@ -157,6 +159,10 @@ func (h *Handler) httpProblem(ctx context.Context, he *echo.HTTPError) *problem 
 		return errBadRequest("a field has the wrong type", InvalidField{Field: field, Message: "must be a " + jsonKind(typeErr.Type.Kind().String())})
 	case errors.As(he.Internal, &syntaxErr):
 		return errBadRequest("the body is not valid JSON")
+	case errors.As(he.Internal, &timeErr) || (he.Internal != nil && strings.Contains(he.Internal.Error(), "Time.UnmarshalJSON")):
+		// The decoder does not say which member held the time.
+		return errBadRequest("a date-time is not an RFC 3339 string such as 2026-01-31T12:00:00Z",
+			InvalidField{Field: "body", Message: "has a date-time that is not an RFC 3339 string"})
 	case he.Code == http.StatusRequestEntityTooLarge:
 		return &problem{Status: he.Code, Detail: "the request body is too large"}
 	case he.Code == http.StatusUnsupportedMediaType:
@@ -170,6 +176,13 @@ func (h *Handler) httpProblem(ctx context.Context, he *echo.HTTPError) *problem 
 	if strings.HasPrefix(msg, "Query argument ") && strings.HasSuffix(msg, " is required, but not found") {
 		name := strings.TrimSuffix(strings.TrimPrefix(msg, "Query argument "), " is required, but not found")
 		return errBadRequest("a parameter is missing", InvalidField{Field: name, Message: "is required"})
+	}
+	if he.Code == http.StatusBadRequest && he.Internal != nil {
+		// A decoder's error: its text names Go types and formats, not the
+		// API's fields.
+		h.log.InfoContext(ctx, "admin API body refused", "err", he.Internal)
+		return errBadRequest("the body does not match the operation's schema; see /openapi.json",
+			InvalidField{Field: "body", Message: "does not match the schema"})
 	}
 	if msg == "" || he.Code != http.StatusBadRequest {
 		msg = strings.ToLower(http.StatusText(he.Code))

@@ -33,6 +33,17 @@ func TestAdminValidationNotFoundConflict(t *testing.T) {
 		admProblem(t, do(http.MethodGet, "/analytics/sales", nil), 400, "from", "a missing period")
 		admProblem(t, do(http.MethodGet, "/analytics/sales?from=2030-01-02T00:00:00Z&to=2030-01-01T00:00:00Z", nil), 400, "to", "a period that ends before it starts")
 		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, []byte(`slug=x`), "Content-Type", "application/x-www-form-urlencoded"), 415, "", "a form body")
+		// Decoder failures name the body, never Go's types or layouts.
+		for _, bad := range []string{`{"code":"EXP5","percentOff":10,"expiresAt":"tomorrow"}`, `{"code":"EXP5","percentOff":10,"expiresAt":5}`,
+			`{"code":"EXP5","percentOff":10,"expiresAt":"2026-02-30T00:00:00Z"}`} {
+			r := admDo(t, ts, http.MethodPost, ts.academy(), "/coupons", tok, []byte(bad))
+			admProblem(t, r, 400, "body", "a bad date-time")
+			for _, leak := range []string{"2006-01-02", "UnmarshalJSON", "parsing time", "Go struct"} {
+				if strings.Contains(string(r.body), leak) {
+					t.Errorf("%s: the problem shows %q: %s", bad, leak, r.body)
+				}
+			}
+		}
 
 		// 422: the fields are wrong, and the problem names each.
 		p := admProblem(t, do(http.MethodPost, "/courses", map[string]any{"slug": "Bad Slug", "title": " ", "currency": "usd", "imageUrl": "javascript:alert(1)"}), 422, "slug", "a bad course")
