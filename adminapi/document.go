@@ -51,6 +51,7 @@ type document struct {
 	operations []Operation
 	scopes     map[string][]string // by routeKey(method, BasePath+echoPath(path))
 	bodyTypes  map[string][]string // the request body's media types, by route
+	bodyNeeded map[string]bool     // routes whose request body is required
 
 	mu    sync.Mutex
 	sites map[string]*siteDocument // by origin
@@ -76,7 +77,7 @@ func newDocument() *document {
 	if err != nil {
 		panic("adminapi: openapi.yaml: " + err.Error())
 	}
-	return &document{json: d.json, operations: d.operations, scopes: d.scopes, bodyTypes: d.bodyTypes, sites: map[string]*siteDocument{}}
+	return &document{json: d.json, operations: d.operations, scopes: d.scopes, bodyTypes: d.bodyTypes, bodyNeeded: d.bodyNeeded, sites: map[string]*siteDocument{}}
 }
 
 var methods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
@@ -90,7 +91,7 @@ func parseDocument(src []byte) (*document, error) {
 	if err := yaml.Unmarshal(src, &root); err != nil {
 		return nil, err
 	}
-	d := &document{scopes: map[string][]string{}, bodyTypes: map[string][]string{}}
+	d := &document{scopes: map[string][]string{}, bodyTypes: map[string][]string{}, bodyNeeded: map[string]bool{}}
 	paths, _ := root["paths"].(map[string]any)
 	for _, p := range sortedKeys(paths) {
 		item, _ := paths[p].(map[string]any)
@@ -110,6 +111,7 @@ func parseDocument(src []byte) (*document, error) {
 			if rb, ok := op["requestBody"].(map[string]any); ok {
 				content, _ := rb["content"].(map[string]any)
 				d.bodyTypes[key] = sortedKeys(content)
+				d.bodyNeeded[key], _ = rb["required"].(bool)
 			}
 		}
 	}

@@ -101,8 +101,15 @@ func (h *Handler) guard(next echo.HandlerFunc) echo.HandlerFunc {
 // not declare (415): echo's binder would otherwise read a form body into
 // the JSON structure as if it were empty.
 func (h *Handler) checkBodyType(r *http.Request, path string) error {
-	types, ok := h.doc.bodyTypes[routeKey(r.Method, path)]
-	if !ok || r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+	key := routeKey(r.Method, path)
+	types, ok := h.doc.bodyTypes[key]
+	if !ok {
+		return nil
+	}
+	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+		if h.doc.bodyNeeded[key] {
+			return errBadRequest("this operation needs a request body", InvalidField{Field: "body", Message: "is required"})
+		}
 		return nil
 	}
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
