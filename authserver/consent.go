@@ -87,9 +87,16 @@ func (s *Server) Consent(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, site, http.StatusForbidden, "invalid_request", "This consent form expired or did not come from this site.", "Go back to the application and start again.")
 		return
 	}
+	decision := r.PostFormValue("decision")
+	if decision != "approve" && decision != "deny" {
+		// Nothing was decided: the request stays pending, so the form can
+		// be sent again.
+		s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request", "The consent form was submitted without a decision.", "Go back and choose Allow or Deny.")
+		return
+	}
 	// One decision per request: the pending request is gone after this.
 	_ = s.cache.Delete(ctx, storage.CacheKey(site.ID, "authreq", ar.ID))
-	switch r.PostFormValue("decision") {
+	switch decision {
 	case "approve":
 		if err := s.rememberConsent(ctx, site.ID, sess.UserID, client.ClientID, granted); err != nil {
 			s.unavailablePage(w, r, site, err)
@@ -100,8 +107,6 @@ func (s *Server) Consent(w http.ResponseWriter, r *http.Request) {
 	case "deny":
 		s.audit(ctx, site.ID, sess.UserID, "consent.denied", client.ClientID, r, map[string]any{"scopes": ar.Scopes})
 		s.redirectError(w, r, site, ar.RedirectURI, ar.State, "access_denied", "the user denied the request")
-	default:
-		s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request", "The consent form was submitted without a decision.", "")
 	}
 }
 

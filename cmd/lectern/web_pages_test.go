@@ -744,3 +744,34 @@ func TestWebSitesAreSeparate(t *testing.T) {
 		t.Fatal("Open School shows the student's Demo Academy connections")
 	}
 }
+
+// A consent form sent without a decision decides nothing: the request
+// stays pending and the same form then completes the flow.
+func TestWebConsentWithoutDecision(t *testing.T) {
+	ts := startServer(t, backend{name: "embedded"}, nil)
+	owner := webSignIn(t, ts, ts.academy(), demo.OwnerEmail, demo.OwnerPassword)
+	appID, _ := owner.createApp("Decider", "public", "http://127.0.0.1/callback", webMemberScopes...)
+	student := webSignIn(t, ts, ts.academy(), demo.StudentEmail, demo.StudentPassword)
+	f := newFlow(t, ts, ts.academy(), appID, webMemberScopes...)
+	next := f.authURL()
+	var last *oauthtest.Page
+	for range 5 {
+		last = student.getURL(next)
+		if last.Status < 300 || last.Status >= 400 {
+			break
+		}
+		loc, _ := last.URL.Parse(last.Header.Get("Location"))
+		next = loc.String()
+	}
+	if !strings.Contains(last.Body, `id="consent-form"`) {
+		t.Fatalf("no consent page:\n%s", webExcerpt(last.Body))
+	}
+	form := student.form(last.URL.RequestURI(), "consent-form", nil)
+	form.Del("decision")
+	student.expectPost("/consent", form, http.StatusBadRequest)
+	form.Set("decision", "approve")
+	loc := student.expectPost("/consent", form, http.StatusFound).Header.Get("Location")
+	if u, err := url.Parse(loc); err != nil || u.Host != "127.0.0.1" && !strings.HasPrefix(u.Host, "127.0.0.1:") || u.Query().Get("code") == "" {
+		t.Fatalf("approving after a form without a decision: Location %q", loc)
+	}
+}
