@@ -382,6 +382,20 @@ func TestMCPToolAnswers(t *testing.T) {
 	if res := call(t, member, "mark_notification_read", map[string]any{"id": 8}, nil); !res.IsError {
 		t.Error("marked another member's notification")
 	}
+	// An id beyond what a JSON number holds exactly is the schema's refusal,
+	// not a decoder's overflow in Go's words.
+	for _, id := range []any{int64(9223372036854775807), 0, -1} {
+		res := call(t, member, "mark_notification_read", map[string]any{"id": id}, nil)
+		text := ""
+		if len(res.Content) > 0 {
+			if tc, ok := res.Content[0].(*gomcp.TextContent); ok {
+				text = tc.Text
+			}
+		}
+		if !res.IsError || strings.Contains(text, "Go struct") || strings.Contains(text, "int64") {
+			t.Errorf("mark_notification_read(%v): %v %q", id, res.IsError, text)
+		}
+	}
 	var marked MarkNotificationReadOutput
 	call(t, member, "mark_notification_read", map[string]any{"id": 7}, &marked)
 	if !marked.Notification.Read || marked.UnreadCount != 0 {

@@ -140,7 +140,7 @@ func defineTools() []toolSpec {
 			Title:       "Mark a notification read",
 			Description: "Mark one of the signed-in member's notifications as read, by the id my_notifications gives, and return it with the number still unread. Marking a read notification again changes nothing. Needs scopes account:read and account:write (the answer shows the notification).",
 			Annotations: &gomcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
-		}, []string{scope.AccountRead, scope.AccountWrite}, func(p props) { p.minimum("id", 1) }, (*tools).markNotificationRead),
+		}, []string{scope.AccountRead, scope.AccountWrite}, func(p props) { p.id("id") }, (*tools).markNotificationRead),
 
 		define(gomcp.Tool{
 			Name:  "list_courses",
@@ -261,8 +261,13 @@ func (p props) enum(name string, values ...string) {
 	}
 }
 
-func (p props) minimum(name string, v float64) {
-	p.get(name).Minimum = &v
+// id bounds a numeric ID to 1 .. 2^53-1, the integers a JSON number holds
+// exactly: a larger one is refused by the schema, in its words, before it
+// could overflow the decoder.
+func (p props) id(name string) {
+	lo, hi := 1.0, float64(1<<53-1)
+	s := p.get(name)
+	s.Minimum, s.Maximum = &lo, &hi
 }
 
 func (p props) bounds(name string, lo, hi float64, def int) {
