@@ -67,6 +67,29 @@ func (p *webPerson) post(path string, v url.Values) *oauthtest.Page {
 	return page
 }
 
+// untilConsent follows the authorization request u while it redirects
+// within the site at origin and returns the page it stops at; a redirect
+// that leaves the site (straight back to the app) fails the test.
+func (p *webPerson) untilConsent(t *testing.T, origin, u string) *oauthtest.Page {
+	t.Helper()
+	var last *oauthtest.Page
+	for range 5 {
+		last = p.getURL(u)
+		if last.Status < 300 || last.Status >= 400 {
+			break
+		}
+		loc, _ := last.URL.Parse(last.Header.Get("Location"))
+		if !strings.HasPrefix(loc.String(), origin) {
+			t.Fatalf("the authorization went straight back to the app without asking: %s", loc)
+		}
+		u = loc.String()
+	}
+	if !strings.Contains(last.Body, `id="consent-form"`) {
+		t.Fatalf("no consent page:\n%s", webExcerpt(last.Body))
+	}
+	return last
+}
+
 // getURL fetches an absolute URL with the person's cookies.
 func (p *webPerson) getURL(u string) *oauthtest.Page {
 	p.t.Helper()

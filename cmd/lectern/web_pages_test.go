@@ -13,7 +13,6 @@ import (
 
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/internal/demo"
-	"github.com/lectern/lectern/internal/oauthtest"
 	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
 )
@@ -534,22 +533,7 @@ func TestWebMemberRevokesConnection(t *testing.T) {
 		// Connecting again asks for permission again, although the
 		// student is signed in and had approved these scopes.
 		f := newFlow(t, ts, ts.academy(), appID, webMemberScopes...)
-		next := f.authURL()
-		var last *oauthtest.Page
-		for range 5 {
-			last = student.getURL(next)
-			if last.Status < 300 || last.Status >= 400 {
-				break
-			}
-			loc, _ := last.URL.Parse(last.Header.Get("Location"))
-			if !strings.HasPrefix(loc.String(), ts.academy()) {
-				t.Fatalf("reconnecting went straight back to the app without asking: %s", loc)
-			}
-			next = loc.String()
-		}
-		if !strings.Contains(last.Body, `id="consent-form"`) {
-			t.Fatalf("reconnecting did not ask for consent:\n%s", webExcerpt(last.Body))
-		}
+		student.untilConsent(t, ts.academy(), f.authURL())
 	})
 }
 
@@ -753,19 +737,7 @@ func TestWebConsentWithoutDecision(t *testing.T) {
 	appID, _ := owner.createApp("Decider", "public", "http://127.0.0.1/callback", webMemberScopes...)
 	student := webSignIn(t, ts, ts.academy(), demo.StudentEmail, demo.StudentPassword)
 	f := newFlow(t, ts, ts.academy(), appID, webMemberScopes...)
-	next := f.authURL()
-	var last *oauthtest.Page
-	for range 5 {
-		last = student.getURL(next)
-		if last.Status < 300 || last.Status >= 400 {
-			break
-		}
-		loc, _ := last.URL.Parse(last.Header.Get("Location"))
-		next = loc.String()
-	}
-	if !strings.Contains(last.Body, `id="consent-form"`) {
-		t.Fatalf("no consent page:\n%s", webExcerpt(last.Body))
-	}
+	last := student.untilConsent(t, ts.academy(), f.authURL())
 	form := student.form(last.URL.RequestURI(), "consent-form", nil)
 	form.Del("decision")
 	student.expectPost("/consent", form, http.StatusBadRequest)
