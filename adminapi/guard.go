@@ -14,6 +14,7 @@ import (
 
 	"github.com/lectern/lectern/authserver/bearer"
 	"github.com/lectern/lectern/authserver/scope"
+	"github.com/lectern/lectern/internal/jsonx"
 	"github.com/lectern/lectern/tenant"
 )
 
@@ -130,6 +131,9 @@ func (h *Handler) checkBodyType(r *http.Request, path string) error {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if !json.Valid(body) {
 		return errBadRequest("the body is not one well-formed JSON value", InvalidField{Field: "body", Message: "is not one JSON value"})
+	}
+	if name, dup := jsonx.DuplicateKey(body); dup {
+		return errBadRequest("the body gives a member more than once", InvalidField{Field: name, Message: "is given more than once"})
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lectern/lectern/authserver/scope"
+	"github.com/lectern/lectern/internal/jsonx"
 	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
@@ -121,6 +122,9 @@ func decodeRegistration(r *http.Request) (*registrationRequest, *platform.Metada
 	}
 	if dec.More() {
 		return nil, bad("", "the body holds more than one JSON value")
+	}
+	if name, dup := jsonx.DuplicateKey(body); dup {
+		return nil, bad(name, name+": is given more than once")
 	}
 	return &req, nil
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/lectern/lectern/authserver/bearer"
 	"github.com/lectern/lectern/authserver/scope"
+	"github.com/lectern/lectern/internal/jsonx"
 	"github.com/lectern/lectern/tenant"
 )
 
@@ -263,6 +264,11 @@ func (h *Handler) readParams(w http.ResponseWriter, r *http.Request) (params, in
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
 		return p, http.StatusBadRequest, requestError(CodeBadRequest, "the request body is not a JSON object")
+	}
+	if name, dup := jsonx.DuplicateKey(body); dup {
+		// Read "last one wins", a repeated query could show a proxy one
+		// operation and run another.
+		return p, http.StatusBadRequest, requestError(CodeBadRequest, "the request body gives %q more than once", name)
 	}
 	isNull := func(m json.RawMessage) bool { return m == nil || string(m) == "null" }
 	if isNull(raw["query"]) {

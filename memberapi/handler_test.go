@@ -105,6 +105,8 @@ func TestMemberAPIProtocolErrors(t *testing.T) {
 		{name: "JSON string", contentType: "application/json", body: `"{ viewer { id } }"`, status: 400, code: CodeBadRequest},
 		{name: "JSON null", contentType: "application/json", body: `null`, status: 400, code: CodeBadRequest},
 		{name: "batch", contentType: "application/json", body: `[{"query": "{ viewer { id } }"}]`, status: 400, code: CodeBadRequest, message: "batched"},
+		{name: "query twice", contentType: "application/json", body: `{"query": "{ viewer { id } }", "query": "mutation { markAllNotificationsRead }"}`, status: 400, code: CodeBadRequest, message: "more than once"},
+		{name: "a variable twice", contentType: "application/json", body: `{"query": "query($n: Int) { viewer { id } }", "variables": {"n": 1, "n": 2}}`, status: 400, code: CodeBadRequest, message: "more than once"},
 		{name: "missing query", contentType: "application/json", body: `{"variables": {}}`, status: 400, code: CodeBadRequest, message: "no query"},
 		{name: "empty query", contentType: "application/json", body: `{"query": "  "}`, status: 400, code: CodeBadRequest, message: "no query"},
 		{name: "query not a string", contentType: "application/json", body: `{"query": {"viewer": "id"}}`, status: 400, code: CodeBadRequest, message: "query must be a string"},
