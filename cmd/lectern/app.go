@@ -86,10 +86,13 @@ func openApp(ctx context.Context, cfg *config, logger *slog.Logger, o openOption
 	if cfg.RedisURL == "" {
 		a.cache = cache.NewMemory(nil)
 	} else {
-		a.cache, err = cache.NewRedis(ctx, cfg.RedisURL, &cache.RedisOptions{Prefix: cfg.RedisPrefix, NoAutoPipeline: !cfg.RedisAutoPipeline})
+		// Assigned only on success: a nil *Redis in the interface would
+		// not be nil, and closing it on the way out would panic.
+		rc, err := cache.NewRedis(ctx, cfg.RedisURL, &cache.RedisOptions{Prefix: cfg.RedisPrefix, NoAutoPipeline: !cfg.RedisAutoPipeline})
 		if err != nil {
 			return nil, err
 		}
+		a.cache = rc
 	}
 	kek, err := keys.LoadKEK(cfg.KEK, cfg.KEKFile, cfg.kekGenerateDir())
 	if err != nil {

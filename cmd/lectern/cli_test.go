@@ -187,3 +187,15 @@ func TestCLIClientsVendorsCIMD(t *testing.T) {
 	}
 	c.fails(1, "host", "cimd", "allow", "--host", "bad host")
 }
+
+// An unreachable Redis at start is an error that says so, for serve and for
+// every command that opens the app, never a panic on the way out.
+func TestCLIRedisUnreachableAtStart(t *testing.T) {
+	c := newCLI(t, false)
+	c.env["REDIS_URL"] = "redis://127.0.0.1:1/0"
+	c.fails(1, "redis", "site", "list", "--json")
+	c.env["REDIS_URL"] = "redis://127.0.0.1:1/0?bad={"
+	if code, _, errs := c.run("site", "list"); code == 0 || strings.Contains(errs, "panic") {
+		t.Fatalf("a malformed REDIS_URL: exit %d, %s", code, errs)
+	}
+}
