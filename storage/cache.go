@@ -45,7 +45,9 @@ type Cache interface {
 	Publish(ctx context.Context, channel string, message []byte) error
 	// Subscribe delivers the messages published on channel from now on
 	// until ctx ends. Delivery is best effort: a subscriber that falls behind
-	// or reconnects may miss messages, so users keep a TTL as well.
+	// may miss messages, so users keep a TTL as well. When the connection
+	// is lost the channel is closed (messages published meanwhile are lost):
+	// subscribe again and treat what was cached as stale.
 	Subscribe(ctx context.Context, channel string) (<-chan []byte, error)
 	// Allow applies a rate limit: it reports whether one more event under key
 	// is within limit and, if not, how long until one is.

@@ -242,8 +242,10 @@ func (v *Verifier) RevokeToken(ctx context.Context, site tenant.ID, jti string, 
 
 // writeCopy writes one revocation copy. When that fails it deletes the
 // site's marker, so the next check refills from the database, which knows.
-// Only if that fails too can a replica accept the revoked tokens, until the
-// marker expires (RefillInterval at most) or the cache drops it.
+// When that fails too (the cache is down), the delete is retried in the
+// background until the cache answers: only in the moment between the
+// cache's return and the retry (a second) could a replica trust a marker
+// that vouches for a copy the cache lacks.
 func (v *Verifier) writeCopy(ctx context.Context, site tenant.ID, key string, ttl time.Duration) {
 	// The database write has happened; a caller that gives up now must not
 	// leave the cache without the copy.
@@ -253,12 +255,15 @@ func (v *Verifier) writeCopy(ctx context.Context, site tenant.ID, key string, tt
 	if err == nil {
 		return
 	}
-	derr := v.cache.Delete(ctx, markerKey(site))
+	derr := v.later.Delete(ctx, RefillInterval, markerKey(site))
 	if derr == nil {
 		v.log.WarnContext(ctx, "bearer: revocation copy not written; the site's cache will be refilled from the database",
 			"site", int64(site), "err", err)
 		return
 	}
-	v.log.ErrorContext(ctx, "bearer: revocation copy not written and the site's marker not deleted; replicas may accept the revoked tokens until the marker expires",
-		"site", int64(site), "err", err, "marker_err", derr, "within", RefillInterval)
+	// The cache is down. Every check meanwhile reads the database; the
+	// marker is deleted as soon as the cache answers again, so that no
+	// replica trusts the copies it lacks.
+	v.log.ErrorContext(ctx, "bearer: revocation copy not written and the site's marker not deleted yet; it will be deleted as soon as the cache answers",
+		"site", int64(site), "err", err, "marker_err", derr)
 }

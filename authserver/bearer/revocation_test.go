@@ -295,6 +295,31 @@ func TestCacheUnavailable(t *testing.T) {
 	})
 }
 
+// TestRevokedWhileCacheDown: revoked while the cache was unreachable, and
+// the cache then comes back with its old contents (the site's marker, no
+// copy). The marker is deleted as soon as the cache answers, so the
+// revocation holds within moments, not after the marker's lifetime.
+func TestRevokedWhileCacheDown(t *testing.T) {
+	eachBackend(t, nil, func(t *testing.T, e *env) {
+		raw, c := e.token(t, e.a)
+		wantStatus(t, verifyErr(t, e, e.a, raw), 0, "valid token, cache up") // the marker is set
+		e.cache.down.Store(true)
+		if err := e.v.RevokeToken(t.Context(), e.a.ID, c.JTI, time.Unix(c.Expiry, 0), e.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		wantStatus(t, verifyErr(t, e, e.a, raw), 401, "revoked with the cache down")
+		e.cache.down.Store(false)
+		deadline := time.Now().Add(5 * time.Second)
+		for verifyErr(t, e, e.a, raw) == nil {
+			if time.Now().After(deadline) {
+				t.Fatal("a token revoked during the outage is accepted after the cache came back with its old contents")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		wantStatus(t, verifyErr(t, e, e.a, raw), 401, "revoked during the outage, cache back")
+	})
+}
+
 // TestCopyWriteFailure: when a copy cannot be written the marker goes, so
 // the next check refills from the database and the revocation holds.
 func TestCopyWriteFailure(t *testing.T) {

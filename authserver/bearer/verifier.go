@@ -76,6 +76,9 @@ type Verifier struct {
 
 	tokens  *tokenCache
 	refills singleflight.Group
+	// later deletes markers that could not be deleted during a cache
+	// outage as soon as the cache answers again.
+	later *storage.Deleter
 	// lastDegradedLog is the UnixNano of the last "cache unavailable" log,
 	// so an outage logs a line every few seconds, not one per request.
 	lastDegradedLog atomic.Int64
@@ -102,6 +105,7 @@ func New(o Options) *Verifier {
 		n = DefaultCacheEntries
 	}
 	v.tokens = newTokenCache(n)
+	v.later = storage.NewDeleter(v.cache, v.log)
 	return v
 }
 

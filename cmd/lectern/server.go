@@ -50,6 +50,7 @@ func newServer(a *app) (*server, error) {
 	e.Logger.SetOutput(discardWriter{})
 
 	// Pre runs before routing, for every request, matched or not.
+	e.Pre(requestDeadline)
 	e.Pre(s.requestID)
 	e.Pre(echo.WrapMiddleware(siteMiddleware(s.resolver.Middleware(tenant.MiddlewareOptions{
 		TrustedProxies: proxies, Logger: a.logger,
@@ -113,6 +114,31 @@ func newServer(a *app) (*server, error) {
 	mountAdminAPI(e, a)
 	mountWeb(e, a)
 	return s, nil
+}
+
+// Every request gets a deadline, so that a database or cache that accepts
+// connections and then stalls yields a 503 (the error handler's answer to
+// an expired context) instead of a request that hangs until the server's
+// write timeout drops the connection without an answer. Uploads, which may
+// stream 10 MiB to an object store, get longer; both stay under the
+// server's WriteTimeout (60 s).
+const (
+	requestTimeout = 20 * time.Second
+	uploadTimeout  = 50 * time.Second
+)
+
+func requestDeadline(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		d := requestTimeout
+		if r.Method == http.MethodPost && r.URL.Path == adminapi.BasePath+"/files" {
+			d = uploadTimeout
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		c.SetRequest(r.WithContext(ctx))
+		return next(c)
+	}
 }
 
 // processPaths are answered for any Host: probes and scrapes address the

@@ -35,6 +35,15 @@ type Platform struct {
 	Logger *slog.Logger
 	// PasswordParams are the argon2id parameters of new passwords.
 	PasswordParams password.Params
+
+	laterOnce sync.Once
+	later     *storage.Deleter
+}
+
+// deleter retries cache deletes that fail during an outage.
+func (p *Platform) deleter() *storage.Deleter {
+	p.laterOnce.Do(func() { p.later = storage.NewDeleter(p.Cache, p.Logger) })
+	return p.later
 }
 
 // ErrInvalid wraps validation failures of operator input.
@@ -167,8 +176,8 @@ func (p *Platform) forgetRoles(ctx context.Context, site tenant.ID, userID strin
 	if p.Cache == nil {
 		return
 	}
-	if err := p.Cache.Delete(ctx, storage.RolesKey(site, userID), storage.ProfileKey(site, userID)); err != nil && p.Logger != nil {
-		p.Logger.WarnContext(ctx, "cached roles not cleared; they expire within a minute", "user", userID, "err", err)
+	if err := p.deleter().Delete(ctx, rolesTTL, storage.RolesKey(site, userID), storage.ProfileKey(site, userID)); err != nil && p.Logger != nil {
+		p.Logger.WarnContext(ctx, "cached roles not cleared yet; they are deleted as soon as the cache answers", "user", userID, "err", err)
 	}
 }
 

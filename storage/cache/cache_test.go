@@ -560,6 +560,37 @@ func TestRedisStalledHonoursDeadline(t *testing.T) {
 	}
 }
 
+// Without a deadline of its own, or with a long one, a caller waits on a
+// stalled Redis no longer than OpTimeout: requests fail fast as
+// unavailable instead of hanging.
+func TestRedisStalledBoundsEveryCall(t *testing.T) {
+	url := storagetest.RedisURL(t)
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newFreezeProxy(t, opts.Addr)
+	r, err := NewRedis(t.Context(), "redis://"+p.addr()+"/"+strconv.Itoa(opts.DB), &RedisOptions{Prefix: randomPrefix(t), OpTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	p.freeze()
+	defer p.thaw()
+	long, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for name, ctx := range map[string]context.Context{"no deadline": context.Background(), "a minute": long} {
+		start := time.Now()
+		_, err := r.GetMulti(ctx, "a", "b")
+		if !errors.Is(err, storage.ErrUnavailable) {
+			t.Errorf("%s: %v; want unavailable", name, err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s: waited %v on a stalled Redis; want about the 200 ms OpTimeout", name, d)
+		}
+	}
+}
+
 // freezeProxy forwards TCP to Redis until frozen; then it holds every byte
 // until thawed, as a stalled server or network would.
 type freezeProxy struct {
@@ -633,5 +664,70 @@ func (p *freezeProxy) thaw() {
 	if p.frozen != nil {
 		close(p.frozen)
 		p.frozen = nil
+	}
+}
+
+// A subscription whose connection was lost ends (its channel closes) even
+// though go-redis reconnects and subscribes again by itself: messages
+// published in between are lost, and the subscriber must know to treat
+// what it cached as stale.
+func TestRedisSubscriptionEndsOnReconnect(t *testing.T) {
+	url := storagetest.RedisURL(t)
+	name := "lectern-sub-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	r, err := NewRedis(t.Context(), url+sep+"client_name="+name, &RedisOptions{Prefix: randomPrefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ch, err := r.Subscribe(t.Context(), "news")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Publish(t.Context(), "news", []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-ch:
+		if string(m) != "one" {
+			t.Fatalf("got %q", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no message")
+	}
+	// Kill this cache's connections (only these: the name is ours).
+	admin := adminClient(t, url)
+	list, err := admin.ClientList(t.Context()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := 0
+	for _, line := range strings.Split(list, "\n") {
+		if !strings.Contains(line, " name="+name+" ") {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			if id, ok := strings.CutPrefix(f, "id="); ok {
+				if err := admin.Do(t.Context(), "CLIENT", "KILL", "ID", id).Err(); err == nil {
+					killed++
+				}
+			}
+		}
+	}
+	if killed == 0 {
+		t.Fatalf("no connection named %s in\n%s", name, list)
+	}
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the subscription went on after its connection was lost")
+		}
 	}
 }

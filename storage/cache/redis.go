@@ -52,7 +52,15 @@ type RedisOptions struct {
 	// concurrent callers are batched into shared pipelines (go-redis'
 	// autopipeliner; see Redis).
 	NoAutoPipeline bool
+	// OpTimeout bounds the wait for one read or write, whatever the
+	// caller's deadline (default DefaultOpTimeout): a Redis that accepts
+	// connections and then stalls fails requests fast instead of holding
+	// them.
+	OpTimeout time.Duration
 }
+
+// DefaultOpTimeout is go-redis' own read timeout.
+const DefaultOpTimeout = 3 * time.Second
 
 // Redis is the storage.Cache shared by every replica of a deployment. It
 // needs Redis 6.2 or later (GETDEL). It is safe for concurrent use.
@@ -67,11 +75,12 @@ type RedisOptions struct {
 // already queued runs even if its caller gave up (like one already written
 // to a socket). Scripts (Incr, Allow) and pub/sub use plain connections.
 type Redis struct {
-	rdb     *redis.Client
-	ap      *redis.AutoPipeliner // nil with NoAutoPipeline
-	prefix  string
-	limiter *redis_rate.Limiter
-	incr    *redis.Script
+	rdb       *redis.Client
+	ap        *redis.AutoPipeliner // nil with NoAutoPipeline
+	opTimeout time.Duration
+	prefix    string
+	limiter   *redis_rate.Limiter
+	incr      *redis.Script
 
 	mu      sync.Mutex // orders subs.Add before Close's subs.Wait
 	closed  bool
@@ -112,11 +121,15 @@ func NewRedis(ctx context.Context, url string, opts *RedisOptions) (*Redis, erro
 
 	rdb := redis.NewClient(ro)
 	r := &Redis{
-		rdb:     rdb,
-		prefix:  o.Prefix,
-		limiter: redis_rate.NewLimiter(rdb),
-		incr:    redis.NewScript(incrScript),
-		closing: make(chan struct{}),
+		rdb:       rdb,
+		prefix:    o.Prefix,
+		limiter:   redis_rate.NewLimiter(rdb),
+		incr:      redis.NewScript(incrScript),
+		closing:   make(chan struct{}),
+		opTimeout: o.OpTimeout,
+	}
+	if r.opTimeout <= 0 {
+		r.opTimeout = DefaultOpTimeout
 	}
 	if err := r.Ping(ctx); err != nil {
 		_ = rdb.Close()
@@ -137,6 +150,14 @@ func (r *Redis) run(ctx context.Context, cmd redis.Cmder) error {
 	if err := ctx.Err(); err != nil {
 		// A caller that gave up sends nothing.
 		return err
+	}
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > r.opTimeout {
+		// A Redis that accepts the connection and then stalls must hold no
+		// caller longer than a command may take (the autopipeliner waits on
+		// the context alone), whatever the caller's own deadline.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.opTimeout)
+		defer cancel()
 	}
 	if r.ap == nil {
 		return r.rdb.Process(ctx, cmd)
@@ -281,7 +302,12 @@ func (r *Redis) Subscribe(ctx context.Context, channel string) (<-chan []byte, e
 	r.subs.Add(1)
 	r.mu.Unlock()
 
-	msgs := ps.Channel()
+	// With subscriptions: go-redis reconnects a lost connection by itself
+	// and subscribes again, which is seen here as a second confirmation.
+	// Messages published in between are lost, so the subscription ends
+	// there and the subscriber (platform.Watch) starts over, dropping what
+	// it cached.
+	msgs := ps.ChannelWithSubscriptions()
 	out := make(chan []byte)
 	go func() {
 		defer r.subs.Done()
@@ -293,9 +319,13 @@ func (r *Redis) Subscribe(ctx context.Context, channel string) (<-chan []byte, e
 				return
 			case <-r.closing:
 				return
-			case m, ok := <-msgs:
+			case v, ok := <-msgs:
 				if !ok {
 					return
+				}
+				m, isMessage := v.(*redis.Message)
+				if !isMessage {
+					return // resubscribed after a reconnect: messages were lost
 				}
 				select {
 				case out <- []byte(m.Payload):
