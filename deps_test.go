@@ -94,9 +94,11 @@ func TestDependencyRules(t *testing.T) {
 						t.Errorf("%s (storage) imports the handler package %s", r, ir)
 					}
 				}
+			case r == "authserver/clientmeta" && !isStd(imp) && ir != "authserver/scope":
+				t.Errorf("authserver/clientmeta is a leaf (the standard library and authserver/scope); it imports %s", ir)
 			case slices.Contains(resourceServers, topLevel(r)) && ours(imp) && strings.HasPrefix(ir, "authserver"):
-				if ir != "authserver/bearer" && ir != "authserver/scope" {
-					t.Errorf("%s imports %s; resource servers may import only authserver/bearer (and authserver/scope)", r, ir)
+				if ir != "authserver/bearer" && ir != "authserver/scope" && ir != "authserver/clientmeta" {
+					t.Errorf("%s imports %s; resource servers may import only authserver/bearer (and authserver/scope, authserver/clientmeta)", r, ir)
 				}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
@@ -89,8 +90,8 @@ func (h *Handler) CreateOAuthApplication(ctx context.Context, req CreateOAuthApp
 			return nil, invalidField("scopes", "a member application may only have openid, profile, email, account:read and account:write")
 		}
 	}
-	c, secret, err := h.platform.CreateClient(ctx, platform.ClientSpec{
-		Site: siteOf(ctx), Name: b.Name, RedirectURIs: b.RedirectUris, Scopes: memberScopes(b.Scopes),
+	c, secret, err := h.platform.CreateClient(ctx, siteOf(ctx), clientmeta.ClientSpec{
+		Name: b.Name, RedirectURIs: b.RedirectUris, Scopes: memberScopes(b.Scopes),
 		Audience: storage.AudienceMember, Confidential: orDefault(b.Confidential, false),
 		Source: storage.SourceAdmin, Reviewed: true, CreatedBy: callerOf(ctx).token.Subject,
 	})

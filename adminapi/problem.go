@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
 )
@@ -106,7 +107,7 @@ var clientFields = map[string]string{
 func (h *Handler) asProblem(ctx context.Context, err error) *problem {
 	var (
 		p    *problem
-		meta *platform.MetadataError
+		meta *clientmeta.MetadataError
 		he   *echo.HTTPError
 	)
 	switch {

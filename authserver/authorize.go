@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
@@ -70,7 +71,7 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request", "The request has no redirect_uri.", "")
 		return
 	}
-	if !redirectMatches(client.RedirectURIs(), redirectURI) {
+	if !clientmeta.MatchRedirectURI(client.RedirectURIs(), redirectURI) {
 		s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request", "The redirect_uri is not registered for "+client.Name+".", "")
 		return
 	}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/lectern/lectern/authserver/cimd"
+	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/authserver/scope"
-	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 )
@@ -100,8 +100,8 @@ func cimdClient(site *tenant.Site, doc *cimd.Document, reviewed bool) (*Client, 
 	var allowed []string
 	if site.Variant == tenant.VariantOpen {
 		var err error
-		if allowed, audience, err = platform.ClientScopes(declared); err != nil {
-			var me *platform.MetadataError
+		if allowed, audience, err = clientmeta.ClientScopes(declared); err != nil {
+			var me *clientmeta.MetadataError
 			if errors.As(err, &me) {
 				return nil, &ClientError{Description: "the client's metadata document is not usable here: " + me.Description}
 			}

@@ -7,16 +7,15 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/internal/jsonx"
-	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 )
@@ -97,9 +96,9 @@ func (s *Server) Register(w http.ResponseWriter, r *http.Request) {
 	s.registerOpen(w, r, site, req)
 }
 
-func decodeRegistration(r *http.Request) (*registrationRequest, *platform.MetadataError) {
-	bad := func(field, desc string) *platform.MetadataError {
-		return &platform.MetadataError{Code: "invalid_client_metadata", Field: field, Description: desc}
+func decodeRegistration(r *http.Request) (*registrationRequest, *clientmeta.MetadataError) {
+	bad := func(field, desc string) *clientmeta.MetadataError {
+		return &clientmeta.MetadataError{Code: clientmeta.InvalidClientMetadata, Field: field, Description: desc}
 	}
 	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" {
 		return nil, bad("", "the registration request must be an application/json body (RFC 7591 §3.1)")
@@ -129,14 +128,14 @@ func decodeRegistration(r *http.Request) (*registrationRequest, *platform.Metada
 	return &req, nil
 }
 
-func writeMetadataError(w http.ResponseWriter, e *platform.MetadataError) {
-	writeOAuthError(w, http.StatusBadRequest, e.Code, e.Description)
+func writeMetadataError(w http.ResponseWriter, e *clientmeta.MetadataError) {
+	writeOAuthError(w, http.StatusBadRequest, string(e.Code), e.Description)
 }
 
 // registerOpen is Variant B: RFC 7591 for loopback clients.
 func (s *Server) registerOpen(w http.ResponseWriter, r *http.Request, site *tenant.Site, req *registrationRequest) {
 	bad := func(field, desc string) {
-		writeMetadataError(w, &platform.MetadataError{Code: "invalid_client_metadata", Field: field, Description: field + ": " + desc})
+		writeMetadataError(w, &clientmeta.MetadataError{Code: clientmeta.InvalidClientMetadata, Field: field, Description: field + ": " + desc})
 	}
 	if len(req.JWKS) > 0 || req.JWKSURI != "" {
 		bad("jwks", "key-based client authentication is not supported; use token_endpoint_auth_method none or client_secret_post")
@@ -156,7 +155,7 @@ func (s *Server) registerOpen(w http.ResponseWriter, r *http.Request, site *tena
 	}
 	for _, gt := range req.GrantTypes {
 		if gt != "authorization_code" && gt != "refresh_token" {
-			bad("grant_types", strconv.Quote(platform.Truncate(gt, 60))+" is not supported; only authorization_code and refresh_token")
+			bad("grant_types", strconv.Quote(clientmeta.Truncate(gt, 60))+" is not supported; only authorization_code and refresh_token")
 			return
 		}
 	}
@@ -166,12 +165,12 @@ func (s *Server) registerOpen(w http.ResponseWriter, r *http.Request, site *tena
 	}
 	for _, rt := range req.ResponseTypes {
 		if rt != "code" {
-			bad("response_types", strconv.Quote(platform.Truncate(rt, 60))+" is not supported; only code")
+			bad("response_types", strconv.Quote(clientmeta.Truncate(rt, 60))+" is not supported; only code")
 			return
 		}
 	}
 	for field, v := range map[string]string{"client_uri": req.ClientURI, "logo_uri": req.LogoURI, "tos_uri": req.TOSURI, "policy_uri": req.PolicyURI} {
-		if v != "" && !webURL(v) {
+		if v != "" && !clientmeta.IsHTTPSURL(v) {
 			bad(field, "must be an https URL")
 			return
 		}
@@ -193,12 +192,12 @@ func (s *Server) registerOpen(w http.ResponseWriter, r *http.Request, site *tena
 	if req.ClientName == "" {
 		req.ClientName = "Unnamed application"
 	}
-	c, secret, err := s.platform.CreateClient(r.Context(), platform.ClientSpec{
-		Site: site.ID, Name: req.ClientName, RedirectURIs: req.RedirectURIs, LoopbackOnly: true,
+	c, secret, err := s.platform.CreateClient(r.Context(), site.ID, clientmeta.ClientSpec{
+		Name: req.ClientName, RedirectURIs: req.RedirectURIs, LoopbackOnly: true,
 		Scopes: scope.Parse(req.Scope), Confidential: confidential, ApplicationType: req.ApplicationType,
 		Source: storage.SourceDCR, CreatedBy: "registration from " + tenant.ClientIP(r),
 	})
-	var merr *platform.MetadataError
+	var merr *clientmeta.MetadataError
 	switch {
 	case errors.As(err, &merr):
 		writeMetadataError(w, merr)
@@ -235,14 +234,14 @@ func (s *Server) registerVendor(w http.ResponseWriter, r *http.Request, site *te
 	}
 	var match *storage.VendorIntegration
 	for i := range vendors {
-		if platform.MatchVendorName(&vendors[i], req.ClientName) {
+		if clientmeta.MatchVendorName(req.ClientName, append([]string{vendors[i].Name}, vendors[i].ClientNames...)) {
 			match = &vendors[i]
 			break
 		}
 	}
 	if match == nil {
-		writeMetadataError(w, &platform.MetadataError{Code: "invalid_client_metadata", Field: "client_name",
-			Description: "client_name: " + strconv.Quote(platform.Truncate(req.ClientName, 80)) + " is not a vendor platform registered with " + site.Name +
+		writeMetadataError(w, &clientmeta.MetadataError{Code: clientmeta.InvalidClientMetadata, Field: "client_name",
+			Description: "client_name: " + strconv.Quote(clientmeta.Truncate(req.ClientName, 80)) + " is not a vendor platform registered with " + site.Name +
 				"; this site has no open registration: publish a Client ID Metadata Document and use its https URL as client_id, or ask the site's operators for an application"})
 		return
 	}
@@ -253,14 +252,14 @@ func (s *Server) registerVendor(w http.ResponseWriter, r *http.Request, site *te
 		return
 	}
 	if req.TokenEndpointAuthMethod != "" && req.TokenEndpointAuthMethod != "none" {
-		writeMetadataError(w, &platform.MetadataError{Code: "invalid_client_metadata", Field: "token_endpoint_auth_method",
+		writeMetadataError(w, &clientmeta.MetadataError{Code: clientmeta.InvalidClientMetadata, Field: "token_endpoint_auth_method",
 			Description: "token_endpoint_auth_method: " + match.Name + " is a public client (none)"})
 		return
 	}
 	for _, u := range req.RedirectURIs {
-		if !redirectMatches(c.RedirectURIs(), u) {
-			writeMetadataError(w, &platform.MetadataError{Code: "invalid_redirect_uri", Field: "redirect_uris",
-				Description: "redirect_uris: " + strconv.Quote(platform.Truncate(u, 80)) + " is not registered for " + match.Name})
+		if !clientmeta.MatchRedirectURI(c.RedirectURIs(), u) {
+			writeMetadataError(w, &clientmeta.MetadataError{Code: clientmeta.InvalidRedirectURI, Field: "redirect_uris",
+				Description: "redirect_uris: " + strconv.Quote(clientmeta.Truncate(u, 80)) + " is not registered for " + match.Name})
 			return
 		}
 	}
@@ -298,11 +297,6 @@ func (vc *vendorCache) list(ctx context.Context) ([]storage.VendorIntegration, e
 	}
 	vc.vendors, vc.expires = vs, vc.now().Add(30*time.Second)
 	return vs, nil
-}
-
-func webURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && u.Scheme == "https" && u.Host != "" && u.User == nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -10,9 +10,9 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/lectern/lectern/authserver/bearer"
+	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/authserver/keys"
 	"github.com/lectern/lectern/discovery"
-	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 	"github.com/lectern/lectern/web/ui"
@@ -38,8 +38,9 @@ type Options struct {
 	Verifier *bearer.Verifier
 	UI       *ui.Renderer
 	Logger   *slog.Logger
-	// Platform creates clients (open registration).
-	Platform *platform.Platform
+	// Platform creates clients (open registration): internal/platform's
+	// *Platform.
+	Platform ClientCreator
 	// Clients resolves client IDs that are not rows of the site (Client ID
 	// Metadata Documents). Optional.
 	Clients ClientSource
@@ -53,6 +54,13 @@ type Options struct {
 	LoginWindow   time.Duration
 }
 
+// ClientCreator validates and stores a client of a site, returning the
+// secret of a confidential one (shown once). Validation failures are
+// *clientmeta.MetadataError.
+type ClientCreator interface {
+	CreateClient(ctx context.Context, site tenant.ID, spec clientmeta.ClientSpec) (*storage.Client, string, error)
+}
+
 // Server is the authorization server of every site.
 type Server struct {
 	store    storage.Store
@@ -61,7 +69,7 @@ type Server struct {
 	verifier *bearer.Verifier
 	ui       *ui.Renderer
 	logger   *slog.Logger
-	platform *platform.Platform
+	platform ClientCreator
 	extra    ClientSource
 	vendors  *vendorCache
 	now      func() time.Time

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/internal/platform"
@@ -83,7 +84,7 @@ type fieldErrors struct {
 func (e fieldErrors) Any() bool { return e != fieldErrors{} }
 
 // set places a refusal of the platform next to the field it names.
-func (e *fieldErrors) set(me *platform.MetadataError) {
+func (e *fieldErrors) set(me *clientmeta.MetadataError) {
 	msg := strings.TrimPrefix(me.Description, me.Field+": ")
 	switch me.Field {
 	case "client_name":
@@ -169,13 +170,13 @@ func (h *Handler) appCreate(w http.ResponseWriter, r *http.Request, rq *request)
 	if f.Type != "public" && f.Type != "confidential" {
 		errs.Type = "Choose whether the application can keep a secret."
 	}
-	spec := platform.ClientSpec{
-		Site: rq.site.ID, Name: f.Name, RedirectURIs: lines(f.RedirectURIs), Scopes: f.Scopes,
+	spec := clientmeta.ClientSpec{
+		Name: f.Name, RedirectURIs: lines(f.RedirectURIs), Scopes: f.Scopes,
 		Audience: storage.AudienceMember, Confidential: f.Type == "confidential",
 		Source: storage.SourceAdmin, Reviewed: true, CreatedBy: rq.user.ID,
 	}
-	var me *platform.MetadataError
-	if _, err := platform.ValidateClient(spec); errors.As(err, &me) {
+	var me *clientmeta.MetadataError
+	if _, err := clientmeta.ValidateClient(spec); errors.As(err, &me) {
 		// Checked here as well as on creation so that a missing type does
 		// not hide what else is wrong.
 		errs.set(me)
@@ -184,7 +185,7 @@ func (h *Handler) appCreate(w http.ResponseWriter, r *http.Request, rq *request)
 		errs.Scopes = "Choose at least one permission."
 	}
 	if !errs.Any() {
-		c, secret, err := h.platform.CreateClient(ctx, spec)
+		c, secret, err := h.platform.CreateClient(ctx, rq.site.ID, spec)
 		switch {
 		case errors.As(err, &me):
 			errs.set(me)
@@ -313,7 +314,7 @@ func (h *Handler) appUpdate(w http.ResponseWriter, r *http.Request, rq *request)
 		updated, err := h.platform.UpdateApplication(ctx, rq.site.ID, id, platform.ApplicationChange{
 			Name: &f.Name, RedirectURIs: lines(f.RedirectURIs), Scopes: f.Scopes,
 		})
-		var me *platform.MetadataError
+		var me *clientmeta.MetadataError
 		switch {
 		case errors.As(err, &me):
 			errs.set(me)

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lectern/lectern/authserver"
-	"github.com/lectern/lectern/internal/platform"
+	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/storage/cache"
 	"github.com/lectern/lectern/tenant"
@@ -236,8 +236,8 @@ func TestFlashOncePerSession(t *testing.T) {
 
 // Refusals of the platform land next to the field they name.
 func TestFieldErrorsFromPlatform(t *testing.T) {
-	_, err := platform.ValidateClient(platform.ClientSpec{Name: "x", RedirectURIs: []string{"http://evil.example/cb"}})
-	me, ok := err.(*platform.MetadataError)
+	_, err := clientmeta.ValidateClient(clientmeta.ClientSpec{Name: "x", RedirectURIs: []string{"http://evil.example/cb"}})
+	me, ok := err.(*clientmeta.MetadataError)
 	if !ok {
 		t.Fatalf("ValidateClient: %v", err)
 	}
@@ -247,12 +247,12 @@ func TestFieldErrorsFromPlatform(t *testing.T) {
 		t.Fatalf("errors %+v", e)
 	}
 	e = fieldErrors{}
-	e.set(&platform.MetadataError{Field: "scope", Description: `scope: unknown scope "x"`})
+	e.set(&clientmeta.MetadataError{Field: "scope", Description: `scope: unknown scope "x"`})
 	if e.Scopes != `unknown scope "x"` {
 		t.Fatalf("errors %+v", e)
 	}
 	e = fieldErrors{}
-	e.set(&platform.MetadataError{Field: "jwks", Description: "jwks: no"})
+	e.set(&clientmeta.MetadataError{Field: "jwks", Description: "jwks: no"})
 	if e.Form != "jwks: no" {
 		t.Fatalf("an unknown field must still be shown: %+v", e)
 	}

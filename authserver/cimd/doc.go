@@ -18,6 +18,7 @@
 // at a site (cimd_hosts, cimd_open) and which scopes an unreviewed client may
 // get are the caller's decisions, not this package's.
 //
-// cimd imports storage and tenant of ours and nothing else; in particular
-// not authserver, which imports it.
+// cimd imports storage, tenant and authserver/clientmeta (the redirect-URI,
+// host and name rules every client follows) of ours and nothing else; in
+// particular not authserver, which imports it.
 package cimd

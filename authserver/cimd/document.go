@@ -9,15 +9,15 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/lectern/lectern/authserver/clientmeta"
 )
 
-// Limits of a document's fields.
+// Limits of a document's fields: those of every client's metadata.
 const (
-	MaxRedirectURIs    = 10
-	MaxClientNameRunes = 200
-	maxURLLength       = 2048
+	MaxRedirectURIs    = clientmeta.MaxRedirectURIs
+	MaxClientNameRunes = clientmeta.MaxClientNameLen
 )
 
 // Document is a validated Client ID Metadata Document: the client metadata
@@ -71,7 +71,7 @@ func parseDocument(clientID string, u *url.URL, raw []byte) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Document{ClientID: clientID, Host: canonicalHost(u), TokenEndpointAuthMethod: "none"}
+	d := &Document{ClientID: clientID, Host: clientmeta.CanonicalHost(u), TokenEndpointAuthMethod: "none"}
 
 	id, ok, err := fields.str("client_id")
 	if err != nil {
@@ -162,7 +162,7 @@ func parseDocument(clientID string, u *url.URL, raw []byte) (*Document, error) {
 	switch {
 	case utf8.RuneCountInString(name) > MaxClientNameRunes:
 		return nil, docError(nil, fmt.Sprintf("has a client_name longer than %d characters.", MaxClientNameRunes))
-	case strings.IndexFunc(name, unsafeNameRune) >= 0:
+	case strings.IndexFunc(name, clientmeta.UnsafeNameRune) >= 0:
 		return nil, docError(nil, "has a client_name with control characters.")
 	case name == "":
 		name = d.Host
@@ -178,7 +178,7 @@ func parseDocument(clientID string, u *url.URL, raw []byte) (*Document, error) {
 			return nil, err
 		}
 		if ok && v != "" {
-			if !httpsURL(v) {
+			if !clientmeta.IsHTTPSURL(v) {
 				return nil, docError(nil, "has a "+f.name+" that is not an https URL.")
 			}
 			*f.dst = v
@@ -285,67 +285,15 @@ func (o object) strs(name string) (ss []string, ok bool, err error) {
 }
 
 // checkRedirectURI checks one redirect URI of a document whose host is
-// docHost: an https URL on that host, or an http loopback URL on any port
-// (RFC 8252 §7.3), without fragment or user-info (draft §4.1). It returns
-// what is wrong, as the end of a sentence, or "".
+// docHost (DESIGN §6): an https URL on that host, or an http loopback URL
+// on any port (RFC 8252 §7.3), by the rules every client's redirect URIs
+// follow (clientmeta). It returns what is wrong, as the end of a sentence
+// that does not repeat the URI, or "".
 func checkRedirectURI(s, docHost string) string {
-	if s == "" || len(s) > maxURLLength || strings.IndexFunc(s, notURLChar) >= 0 {
-		return "is not a valid URL."
-	}
-	if strings.Contains(s, "#") {
-		return "contains a fragment."
-	}
-	u, err := url.Parse(s)
-	if err != nil || u.Opaque != "" || u.Host == "" {
-		return "is not a valid absolute URL."
-	}
-	if u.User != nil {
-		return "contains a user name or password."
-	}
-	if checkHost(u, "") != nil {
-		return "has an invalid host."
-	}
-	switch u.Scheme {
-	case "https":
-		if canonicalHost(u) != docHost {
-			return "is on another host than the document."
-		}
-	case "http":
-		switch u.Hostname() {
-		case "127.0.0.1", "::1", "localhost":
-		default:
-			return "uses http on a host other than 127.0.0.1, [::1] or localhost."
-		}
-	default:
-		return "is neither https nor http on a loopback address."
+	if e := clientmeta.CheckRedirectURI(s, clientmeta.Policy{DocumentHost: docHost}); e != nil {
+		return e.Phrase() + "."
 	}
 	return ""
-}
-
-// httpsURL reports whether s is an absolute https URL with a valid host and
-// no user-info: what client_uri and logo_uri may be (never javascript: or
-// data:, which a page would run or render).
-func httpsURL(s string) bool {
-	if len(s) > maxURLLength || strings.IndexFunc(s, notURLChar) >= 0 {
-		return false
-	}
-	u, err := url.Parse(s)
-	return err == nil && u.Scheme == "https" && u.Opaque == "" && u.User == nil && checkHost(u, "") == nil
-}
-
-// unsafeNameRune reports runes a client_name must not have: control
-// characters, and the bidirectional controls that could make a name read as
-// another on the consent page.
-func unsafeNameRune(r rune) bool {
-	if unicode.IsControl(r) {
-		return true
-	}
-	switch {
-	case r == '\u200e', r == '\u200f', r == '\u061c',
-		'\u202a' <= r && r <= '\u202e', '\u2066' <= r && r <= '\u2069':
-		return true
-	}
-	return false
 }
 
 // notScopeRune reports runes outside RFC 6749 §3.3's scope-token alphabet

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lectern/lectern/authserver/clientmeta"
 )
 
 func TestCheckRedirectURIDefaultPort(t *testing.T) {
@@ -152,7 +154,7 @@ func FuzzParseDocument(f *testing.F) {
 				t.Fatalf("accepted URI %q", s)
 			}
 		}
-		if d.ClientName == "" || strings.IndexFunc(d.ClientName, unsafeNameRune) >= 0 {
+		if d.ClientName == "" || strings.IndexFunc(d.ClientName, clientmeta.UnsafeNameRune) >= 0 {
 			t.Fatalf("accepted client name %q", d.ClientName)
 		}
 	})

@@ -177,7 +177,7 @@ func FuzzValidateClientIDURL(f *testing.F) {
 		if !isURL {
 			t.Fatalf("accepted %q, which IsClientIDURL does not recognise", s)
 		}
-		if h := canonicalHost(u); h == "" || h != strings.ToLower(h) {
+		if h := Host(u); h == "" || h != strings.ToLower(h) {
 			t.Fatalf("accepted %q: canonical host %q", s, h)
 		}
 	})

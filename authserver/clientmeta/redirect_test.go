@@ -9,8 +9,8 @@ import (
 
 // The three registration policies of DESIGN §6.
 var (
-	openRegistration = Policy{LoopbackOnly: true}              // Variant B, RFC 7591
-	operators        = Policy{}                                // admin area, admin API, CLI, vendors
+	openRegistration = Policy{LoopbackOnly: true}             // Variant B, RFC 7591
+	operators        = Policy{}                               // admin area, admin API, CLI, vendors
 	document         = Policy{DocumentHost: "client.example"} // a CIMD document at https://client.example/...
 )
 

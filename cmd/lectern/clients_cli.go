@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/authserver/scope"
-	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
 )
 
@@ -59,8 +59,8 @@ func runClient(ctx context.Context, env *cmdEnv, args []string) error {
 			if err != nil {
 				return err
 			}
-			c, secret, err := a.platform.CreateClient(ctx, platform.ClientSpec{
-				Site: s.ID, Name: name, RedirectURIs: redirects, Scopes: scope.Parse(scopes), Audience: audience,
+			c, secret, err := a.platform.CreateClient(ctx, s.ID, clientmeta.ClientSpec{
+				Name: name, RedirectURIs: redirects, Scopes: scope.Parse(scopes), Audience: audience,
 				Confidential: confidential, Source: storage.SourceAdmin, Reviewed: true, CreatedBy: "lectern client create",
 			})
 			if err != nil {

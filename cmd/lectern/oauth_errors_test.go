@@ -94,6 +94,8 @@ func TestAuthorizeErrors(t *testing.T) {
 			"http://127.0.0.1:53682/callback/",     // trailing slash
 			"http://127.0.0.1:53682/callback?x=1",  // extra query
 			"http://127.0.0.1:53682/callback#frag", // fragment
+			"http://127.0.0.1:0/callback",          // port 0 (any other port matches)
+			"http://127.0.0.1:/callback",           // empty port
 			"http://localhost:53682/callback",      // localhost is not 127.0.0.1
 			"https://127.0.0.1:53682/callback",     // scheme
 			"https://evil.example/callback",

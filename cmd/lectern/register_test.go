@@ -75,6 +75,8 @@ func TestRegistrationVariantB(t *testing.T) {
 		{"data: URI", "application/json", mustJSON(map[string]any{"client_name": "X", "redirect_uris": []string{"data:text/html,<script>alert(1)</script>"}}), 400, "invalid_redirect_uri", "redirect_uris"},
 		{"fragment", "application/json", mustJSON(map[string]any{"client_name": "X", "redirect_uris": []string{"http://127.0.0.1/cb#frag"}}), 400, "invalid_redirect_uri", "redirect_uris"},
 		{"non-loopback http", "application/json", mustJSON(map[string]any{"client_name": "X", "redirect_uris": []string{"http://192.168.1.5/cb"}}), 400, "invalid_redirect_uri", "redirect_uris"},
+		{"port 0", "application/json", mustJSON(map[string]any{"client_name": "X", "redirect_uris": []string{"http://127.0.0.1:0/cb"}}), 400, "invalid_redirect_uri", "invalid port"},
+		{"empty port", "application/json", mustJSON(map[string]any{"client_name": "X", "redirect_uris": []string{"http://[::1]:/cb"}}), 400, "invalid_redirect_uri", "empty port"},
 		{"no redirect URIs", "application/json", mustJSON(map[string]any{"client_name": "X"}), 400, "invalid_redirect_uri", "redirect_uris"},
 		{"too many redirect URIs", "application/json", mustJSON(map[string]any{"client_name": "X", "redirect_uris": strings.Split(strings.Repeat("http://127.0.0.1/cb,", 11)[:11*20-1], ",")}), 400, "invalid_redirect_uri", "redirect_uris"},
 		{"client_credentials grant", "application/json", mustJSON(map[string]any{"redirect_uris": loop, "grant_types": []string{"client_credentials"}}), 400, "invalid_client_metadata", "grant_types"},

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/internal/demo"
-	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
 )
 
@@ -576,8 +576,8 @@ func TestWebPagination(t *testing.T) {
 	site := webAcademy(t, ts).ID
 	var bulk *storage.Client
 	for i := range 23 {
-		c, _, err := ts.app.platform.CreateClient(context.Background(), platform.ClientSpec{
-			Site: site, Name: fmt.Sprintf("Bulk App %02d", i), RedirectURIs: []string{"http://127.0.0.1/cb"},
+		c, _, err := ts.app.platform.CreateClient(context.Background(), site, clientmeta.ClientSpec{
+			Name: fmt.Sprintf("Bulk App %02d", i), RedirectURIs: []string{"http://127.0.0.1/cb"},
 			Audience: storage.AudienceMember, Source: storage.SourceAdmin, Reviewed: true,
 		})
 		if err != nil {

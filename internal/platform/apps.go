@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 )
@@ -53,7 +54,7 @@ func (p *Platform) UpdateApplication(ctx context.Context, site tenant.ID, client
 	if err != nil {
 		return nil, err
 	}
-	spec := ClientSpec{Site: site, Name: c.Name, RedirectURIs: c.RedirectURIs, Scopes: c.Scopes, Audience: c.Audience,
+	spec := clientmeta.ClientSpec{Name: c.Name, RedirectURIs: c.RedirectURIs, Scopes: c.Scopes, Audience: c.Audience,
 		Confidential: c.Type == storage.ClientConfidential, ApplicationType: c.ApplicationType, Source: c.Source, Reviewed: c.Reviewed, CreatedBy: c.CreatedBy}
 	if ch.Name != nil {
 		spec.Name = *ch.Name
@@ -65,7 +66,7 @@ func (p *Platform) UpdateApplication(ctx context.Context, site tenant.ID, client
 	if ch.Scopes != nil {
 		spec.Scopes = ch.Scopes
 	}
-	v, err := ValidateClient(spec)
+	v, err := clientmeta.ValidateClient(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +86,7 @@ func (p *Platform) RotateSecret(ctx context.Context, site tenant.ID, clientID st
 		return "", err
 	}
 	if c.Type != storage.ClientConfidential {
-		return "", badMetadata("token_endpoint_auth_method", "a public application has no secret to rotate")
+		return "", clientmeta.BadMetadata("token_endpoint_auth_method", "a public application has no secret to rotate")
 	}
 	secret := NewClientSecret()
 	sum := sha256.Sum256([]byte(secret))

@@ -3,6 +3,7 @@
 // key rings) and broadcasting what changed so that every replica drops its
 // in-process copies. The CLI, the demo seed and the admin area share it.
 //
-// It imports storage, tenant and authserver/keys and authserver/password;
-// never a handler package.
+// It imports storage, tenant, authserver/keys, authserver/password,
+// authserver/scope and authserver/clientmeta (the client-metadata rules it
+// applies when creating clients); never a handler package.
 package platform
