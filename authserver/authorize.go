@@ -33,34 +33,34 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 	site := siteOf(r.Context())
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
-		s.errorPage(w, r, site, http.StatusMethodNotAllowed, "invalid_request", "The authorization endpoint takes GET requests.", "")
+		s.errorPage(w, r, site, http.StatusMethodNotAllowed, codeInvalidRequest, "The authorization endpoint takes GET requests.", "")
 		return
 	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request", "The request's query string is malformed.", "")
+		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, "The request's query string is malformed.", "")
 		return
 	}
 	for _, p := range []string{"client_id", "redirect_uri"} {
 		if len(q[p]) > 1 {
-			s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request", "The request repeats the "+p+" parameter.", "")
+			s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, "The request repeats the "+p+" parameter.", "")
 			return
 		}
 	}
 	clientID := q.Get("client_id")
 	if clientID == "" {
-		s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request", "The request names no application (client_id is missing).", "")
+		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, "The request names no application (client_id is missing).", "")
 		return
 	}
 	client, err := s.client(r.Context(), site, clientID)
 	if err != nil {
 		if errors.Is(err, storage.ErrNotFound) {
-			s.errorPage(w, r, site, http.StatusBadRequest, "invalid_client", "The application that sent you here is not registered at "+site.Name+".", "")
+			s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidClient, "The application that sent you here is not registered at "+site.Name+".", "")
 			return
 		}
 		var ce *ClientError
 		if errors.As(err, &ce) {
-			s.errorPage(w, r, site, http.StatusBadRequest, "invalid_client", "The application's client metadata document could not be used.", ce.Description)
+			s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidClient, "The application's client metadata document could not be used.", ce.Description)
 			return
 		}
 		s.unavailablePage(w, r, site, err)
@@ -68,87 +68,87 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	redirectURI := q.Get("redirect_uri")
 	if redirectURI == "" {
-		s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request", "The request has no redirect_uri.", "")
+		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, "The request has no redirect_uri.", "")
 		return
 	}
 	if !clientmeta.MatchRedirectURI(client.RedirectURIs(), redirectURI) {
-		s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request", "The redirect_uri is not registered for "+client.Name+".", "")
+		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, "The redirect_uri is not registered for "+client.Name+".", "")
 		return
 	}
 	// From here the client and its redirect URI are trusted: errors go back.
 	state := q.Get("state")
-	fail := func(code, desc string) { s.redirectError(w, r, site, redirectURI, state, code, desc) }
+	fail := func(e *Error) { s.redirectError(w, r, site, redirectURI, state, e) }
 	for _, p := range singleParams {
 		if len(q[p]) > 1 {
 			if p == "resource" {
-				fail(codeInvalidTarget, "more than one resource was requested; this server has one resource, "+site.Resource())
+				fail(oauthError(codeInvalidTarget, "more than one resource was requested; this server has one resource, "+site.Resource()))
 				return
 			}
-			fail("invalid_request", "the "+p+" parameter is repeated")
+			fail(oauthError(codeInvalidRequest, "the "+p+" parameter is repeated"))
 			return
 		}
 	}
 	if q.Has("request") || q.Has("request_uri") {
-		fail("request_not_supported", "request objects are not supported")
+		fail(oauthError(codeRequestNotSupported, "request objects are not supported"))
 		return
 	}
 	switch rt := q.Get("response_type"); {
 	case rt == "":
-		fail("invalid_request", "response_type is required; use code")
+		fail(oauthError(codeInvalidRequest, "response_type is required; use code"))
 		return
 	case rt != "code":
-		fail(codeUnsupportedResponse, "only response_type=code is supported")
+		fail(oauthError(codeUnsupportedResponseType, "only response_type=code is supported"))
 		return
 	}
 	if q.Has("response_mode") && q.Get("response_mode") != "query" {
-		fail("invalid_request", "only response_mode=query is supported")
+		fail(oauthError(codeInvalidRequest, "only response_mode=query is supported"))
 		return
 	}
 	if state == "" {
-		fail("invalid_request", "state is required")
+		fail(oauthError(codeInvalidRequest, "state is required"))
 		return
 	}
 	challenge, method := q.Get("code_challenge"), q.Get("code_challenge_method")
 	switch {
 	case challenge == "":
-		fail("invalid_request", "code_challenge is required (PKCE with S256)")
+		fail(oauthError(codeInvalidRequest, "code_challenge is required (PKCE with S256)"))
 		return
 	case method == "":
-		fail("invalid_request", "code_challenge_method is required and must be S256")
+		fail(oauthError(codeInvalidRequest, "code_challenge_method is required and must be S256"))
 		return
 	case method != "S256":
-		fail("invalid_request", "code_challenge_method must be S256; "+method+" is not supported")
+		fail(oauthError(codeInvalidRequest, "code_challenge_method must be S256; "+method+" is not supported"))
 		return
 	case !challengeRE.MatchString(challenge):
-		fail("invalid_request", "code_challenge must be the 43-character base64url SHA-256 of the code verifier")
+		fail(oauthError(codeInvalidRequest, "code_challenge must be the 43-character base64url SHA-256 of the code verifier"))
 		return
 	}
 	scopes := scope.Parse(q.Get("scope"))
 	if len(scopes) == 0 {
-		fail("invalid_scope", "scope is required")
+		fail(oauthError(codeInvalidScope, "scope is required"))
 		return
 	}
 	if desc := s.checkScopes(client, scopes); desc != "" {
-		fail("invalid_scope", desc)
+		fail(oauthError(codeInvalidScope, desc))
 		return
 	}
 	resource := q.Get("resource")
 	switch {
 	case resource == "" && client.Audience == storage.AudienceMember:
-		fail(codeInvalidTarget, "resource is required for member clients; use "+site.Resource())
+		fail(oauthError(codeInvalidTarget, "resource is required for member clients; use "+site.Resource()))
 		return
 	case resource != "" && !resourceMatches(site, resource):
-		fail(codeInvalidTarget, "resource must be this site's protected resource, "+site.Resource())
+		fail(oauthError(codeInvalidTarget, "resource must be this site's protected resource, "+site.Resource()))
 		return
 	}
 	prompt := q.Get("prompt")
 	if prompt != "" && prompt != "none" && prompt != "login" && prompt != "consent" {
-		fail("invalid_request", "prompt must be none, login or consent")
+		fail(oauthError(codeInvalidRequest, "prompt must be none, login or consent"))
 		return
 	}
 	nonce := q.Get("nonce")
 	if len(state) > 1024 || len(nonce) > 1024 {
-		fail("invalid_request", "state and nonce may have at most 1024 characters")
+		fail(oauthError(codeInvalidRequest, "state and nonce may have at most 1024 characters"))
 		return
 	}
 	ar := &authRequest{
@@ -166,7 +166,7 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	if sess == nil || prompt == "login" {
 		if prompt == "none" {
-			fail("login_required", "the user is not signed in")
+			fail(oauthError(codeLoginRequired, "the user is not signed in"))
 			return
 		}
 		ar.Prompt = strings.ReplaceAll(prompt, "login", "") // sign-in is being done now
@@ -230,7 +230,7 @@ func (s *Server) proceed(w http.ResponseWriter, r *http.Request, site *tenant.Si
 	if err != nil {
 		if errors.Is(err, storage.ErrNotFound) { // the user was deleted
 			_ = s.sessions.Destroy(w, r, site)
-			s.redirectError(w, r, site, ar.RedirectURI, ar.State, "access_denied", "the user no longer exists")
+			s.redirectError(w, r, site, ar.RedirectURI, ar.State, oauthError(codeAccessDenied, "the user no longer exists"))
 			return
 		}
 		s.unavailablePage(w, r, site, err)
@@ -247,7 +247,7 @@ func (s *Server) proceed(w http.ResponseWriter, r *http.Request, site *tenant.Si
 		return
 	}
 	if ar.Prompt == "none" {
-		s.redirectError(w, r, site, ar.RedirectURI, ar.State, codeConsentRequired, "the user has not consented to these scopes")
+		s.redirectError(w, r, site, ar.RedirectURI, ar.State, oauthError(codeConsentRequired, "the user has not consented to these scopes"))
 		return
 	}
 	if err := s.savePending(ctx, site.ID, ar); err != nil {
@@ -318,10 +318,10 @@ func responseURL(redirectURI string, params url.Values) string {
 
 // redirectError sends an authorization error to the client (RFC 6749
 // §4.1.2.1) with iss (RFC 9207).
-func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, site *tenant.Site, redirectURI, state, code, desc string) {
-	s.logger.InfoContext(r.Context(), "authorization error", "error", code, "description", desc)
+func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, site *tenant.Site, redirectURI, state string, e *Error) {
+	s.logger.InfoContext(r.Context(), "authorization error", "error", e.code.String(), "description", e.description)
 	http.Redirect(w, r, responseURL(redirectURI, url.Values{
-		"error": {code}, "error_description": {descriptionText(desc)}, "state": {state}, "iss": {site.Issuer()},
+		"error": {e.code.String()}, "error_description": {descriptionText(e.description)}, "state": {state}, "iss": {site.Issuer()},
 	}), http.StatusFound)
 }
 
@@ -348,10 +348,12 @@ func descriptionText(s string) string {
 }
 
 // errorPage shows an error to the person; nothing goes to the client.
-func (s *Server) errorPage(w http.ResponseWriter, r *http.Request, site *tenant.Site, status int, code, message, detail string) {
+// The status is the page's (405 for a wrong method, 403 for an expired
+// form), not the code's: nothing here is an RFC 6749 JSON answer.
+func (s *Server) errorPage(w http.ResponseWriter, r *http.Request, site *tenant.Site, status int, code errorCode, message, detail string) {
 	s.ui.Render(w, r, status, "error", ui.Page{
 		Title: "Something went wrong", SiteName: site.Name,
-		Data: map[string]string{"Message": message, "Detail": detail, "Code": code},
+		Data: map[string]string{"Message": message, "Detail": detail, "Code": code.String()},
 	})
 }
 
@@ -374,7 +376,7 @@ func (s *Server) refusal(w http.ResponseWriter, r *http.Request, site *tenant.Si
 		Data: map[string]string{
 			"Message": p.Email + " cannot give " + client.Name + " access to " + site.Name + ".", "Detail": detail,
 			"ClientName": client.Name, "UserEmail": p.Email,
-			"ReturnURL": responseURL(ar.RedirectURI, url.Values{"error": {"access_denied"},
+			"ReturnURL": responseURL(ar.RedirectURI, url.Values{"error": {codeAccessDenied.String()},
 				"error_description": {"the user has no role that allows this authorization"}, "state": {ar.State}, "iss": {site.Issuer()}}),
 			"LogoutReturn": url.QueryEscape(r.URL.RequestURI()),
 		},

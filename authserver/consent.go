@@ -35,13 +35,13 @@ func (s *Server) Consent(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if r.Method != http.MethodGet && r.Method != http.MethodPost {
 		w.Header().Set("Allow", "GET, POST")
-		s.errorPage(w, r, site, http.StatusMethodNotAllowed, "invalid_request", "This page takes GET and POST requests.", "")
+		s.errorPage(w, r, site, http.StatusMethodNotAllowed, codeInvalidRequest, "This page takes GET and POST requests.", "")
 		return
 	}
 	id := r.URL.Query().Get("auth_request")
 	if r.Method == http.MethodPost {
 		if err := r.ParseForm(); err != nil {
-			s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request", "The form could not be read.", "")
+			s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, "The form could not be read.", "")
 			return
 		}
 		id = r.PostFormValue("auth_request")
@@ -66,7 +66,7 @@ func (s *Server) Consent(w http.ResponseWriter, r *http.Request) {
 	}
 	client, err := s.client(ctx, site, ar.ClientID)
 	if err != nil {
-		s.errorPage(w, r, site, http.StatusBadRequest, "invalid_client", "The application is no longer registered.", "")
+		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidClient, "The application is no longer registered.", "")
 		return
 	}
 	p, err := s.profile(ctx, site.ID, sess.UserID)
@@ -84,14 +84,14 @@ func (s *Server) Consent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !CheckCSRF(r, site, sess) {
-		s.errorPage(w, r, site, http.StatusForbidden, "invalid_request", "This consent form expired or did not come from this site.", "Go back to the application and start again.")
+		s.errorPage(w, r, site, http.StatusForbidden, codeInvalidRequest, "This consent form expired or did not come from this site.", "Go back to the application and start again.")
 		return
 	}
 	decision := r.PostFormValue("decision")
 	if decision != "approve" && decision != "deny" {
 		// Nothing was decided: the request stays pending, so the form can
 		// be sent again.
-		s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request", "The consent form was submitted without a decision.", "Go back and choose Allow or Deny.")
+		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, "The consent form was submitted without a decision.", "Go back and choose Allow or Deny.")
 		return
 	}
 	// One decision per request: the pending request is gone after this.
@@ -106,7 +106,7 @@ func (s *Server) Consent(w http.ResponseWriter, r *http.Request) {
 		s.complete(w, r, site, ar, sess, p, granted)
 	case "deny":
 		s.audit(ctx, site.ID, sess.UserID, "consent.denied", client.ClientID, r, map[string]any{"scopes": ar.Scopes})
-		s.redirectError(w, r, site, ar.RedirectURI, ar.State, "access_denied", "the user denied the request")
+		s.redirectError(w, r, site, ar.RedirectURI, ar.State, oauthError(codeAccessDenied, "the user denied the request"))
 	}
 }
 

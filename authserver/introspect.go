@@ -39,7 +39,7 @@ func (o *opServer) Introspect(ctx context.Context, r *op.Request[op.Introspectio
 	case errors.Is(err, storage.ErrNotFound):
 		return nil, errInvalidClient("unknown client")
 	case err != nil:
-		return nil, errUnavailable()
+		return nil, errUnavailable(unavailableText)
 	case c.Public() || !c.checkSecret(cc.ClientSecret):
 		return nil, errInvalidClient("introspection needs a confidential client authenticated with client_secret_post")
 	}
@@ -64,7 +64,7 @@ func (o *opServer) Introspect(ctx context.Context, r *op.Request[op.Introspectio
 		if errors.Is(err, storage.ErrNotFound) {
 			return inactive, nil
 		}
-		return nil, errUnavailable()
+		return nil, errUnavailable(unavailableText)
 	}
 	now := s.now()
 	if rt.UsedAt != nil || rt.RevokedAt != nil || !rt.ExpiresAt.After(now) || g.RevokedAt != nil || !g.ExpiresAt.After(now) {

@@ -50,7 +50,7 @@ func (s *Server) Login(w http.ResponseWriter, r *http.Request) {
 		s.loginPost(w, r, site)
 	default:
 		w.Header().Set("Allow", "GET, POST")
-		s.errorPage(w, r, site, http.StatusMethodNotAllowed, "invalid_request", "This page takes GET and POST requests.", "")
+		s.errorPage(w, r, site, http.StatusMethodNotAllowed, codeInvalidRequest, "This page takes GET and POST requests.", "")
 	}
 }
 
@@ -61,7 +61,7 @@ func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, site *tenan
 func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.Site) {
 	ctx := r.Context()
 	if err := r.ParseForm(); err != nil {
-		s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request", "The form could not be read.", "")
+		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, "The form could not be read.", "")
 		return
 	}
 	d := loginData{
@@ -147,7 +147,7 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 	}
 	client, err := s.client(ctx, site, ar.ClientID)
 	if err != nil {
-		s.errorPage(w, r, site, http.StatusBadRequest, "invalid_client", "The application is no longer registered.", "")
+		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidClient, "The application is no longer registered.", "")
 		return
 	}
 	s.proceed(w, r, site, client, ar, sess, nil)
@@ -160,7 +160,7 @@ var dummyHash = func() string {
 }()
 
 func (s *Server) expiredPage(w http.ResponseWriter, r *http.Request, site *tenant.Site) {
-	s.errorPage(w, r, site, http.StatusBadRequest, "invalid_request",
+	s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest,
 		"This sign-in request has expired.", "Go back to the application and start again.")
 }
 

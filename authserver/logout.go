@@ -26,7 +26,7 @@ func (s *Server) Logout(w http.ResponseWriter, r *http.Request) {
 		}
 	case http.MethodPost:
 		if err := r.ParseForm(); err != nil || !CheckCSRF(r, site, sess) {
-			s.errorPage(w, r, site, http.StatusForbidden, "invalid_request", "This sign-out form expired or did not come from this site.", "")
+			s.errorPage(w, r, site, http.StatusForbidden, codeInvalidRequest, "This sign-out form expired or did not come from this site.", "")
 			return
 		}
 		if sess != nil {
@@ -43,7 +43,7 @@ func (s *Server) Logout(w http.ResponseWriter, r *http.Request) {
 		sess = nil
 	default:
 		w.Header().Set("Allow", "GET, POST")
-		s.errorPage(w, r, site, http.StatusMethodNotAllowed, "invalid_request", "This page takes GET and POST requests.", "")
+		s.errorPage(w, r, site, http.StatusMethodNotAllowed, codeInvalidRequest, "This page takes GET and POST requests.", "")
 		return
 	}
 	s.ui.Render(w, r, http.StatusOK, "logout", ui.Page{Title: "Sign out", SiteName: site.Name, CSRF: CSRFToken(w, r, site, sess), Data: data})

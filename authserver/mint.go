@@ -45,7 +45,7 @@ func (s *Server) signingKey(ctx context.Context, site *tenant.Site) (*keys.Signi
 		} else {
 			s.logger.ErrorContext(ctx, "signing key unavailable", "err", err)
 		}
-		return nil, errUnavailable()
+		return nil, errUnavailable(unavailableText)
 	}
 	return k, nil
 }

@@ -76,17 +76,15 @@ func (s *Server) Register(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case err != nil:
 		s.logger.ErrorContext(ctx, "registration rate limit unavailable", "err", err)
-		w.Header().Set("Retry-After", "5")
-		writeOAuthError(w, http.StatusServiceUnavailable, codeTemporarilyUnavailable, "a backing service is unavailable; try again shortly")
+		writeOAuthError(w, errUnavailable(unavailableText))
 		return
 	case !ok:
-		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(retry.Seconds()+0.999))))
-		writeOAuthError(w, http.StatusTooManyRequests, codeTemporarilyUnavailable, "too many registrations from this address; try again later")
+		writeOAuthError(w, errRateLimited("too many registrations from this address; try again later", retry))
 		return
 	}
 	req, merr := decodeRegistration(r)
 	if merr != nil {
-		writeMetadataError(w, merr)
+		writeOAuthError(w, metadataError(merr))
 		return
 	}
 	if site.Variant == tenant.VariantVendor {
@@ -128,14 +126,10 @@ func decodeRegistration(r *http.Request) (*registrationRequest, *clientmeta.Meta
 	return &req, nil
 }
 
-func writeMetadataError(w http.ResponseWriter, e *clientmeta.MetadataError) {
-	writeOAuthError(w, http.StatusBadRequest, string(e.Code), e.Description)
-}
-
 // registerOpen is Variant B: RFC 7591 for loopback clients.
 func (s *Server) registerOpen(w http.ResponseWriter, r *http.Request, site *tenant.Site, req *registrationRequest) {
 	bad := func(field, desc string) {
-		writeMetadataError(w, &clientmeta.MetadataError{Code: clientmeta.InvalidClientMetadata, Field: field, Description: field + ": " + desc})
+		writeOAuthError(w, oauthError(codeInvalidClientMetadata, field+": "+desc))
 	}
 	if len(req.JWKS) > 0 || req.JWKSURI != "" {
 		bad("jwks", "key-based client authentication is not supported; use token_endpoint_auth_method none or client_secret_post")
@@ -200,12 +194,11 @@ func (s *Server) registerOpen(w http.ResponseWriter, r *http.Request, site *tena
 	var merr *clientmeta.MetadataError
 	switch {
 	case errors.As(err, &merr):
-		writeMetadataError(w, merr)
+		writeOAuthError(w, metadataError(merr))
 		return
 	case err != nil:
 		s.logger.ErrorContext(r.Context(), "registration", "err", err)
-		w.Header().Set("Retry-After", "5")
-		writeOAuthError(w, http.StatusServiceUnavailable, codeTemporarilyUnavailable, "registration is temporarily unavailable")
+		writeOAuthError(w, errUnavailable("registration is temporarily unavailable"))
 		return
 	}
 	s.audit(r.Context(), site.ID, "anonymous", "client.registered", c.ClientID, r, map[string]any{"name": c.Name, "audience": c.Audience, "redirect_uris": c.RedirectURIs})
@@ -228,8 +221,7 @@ func (s *Server) registerVendor(w http.ResponseWriter, r *http.Request, site *te
 	vendors, err := s.vendors.list(ctx)
 	if err != nil {
 		s.logger.ErrorContext(ctx, "vendor integrations", "err", err)
-		w.Header().Set("Retry-After", "5")
-		writeOAuthError(w, http.StatusServiceUnavailable, codeTemporarilyUnavailable, "registration is temporarily unavailable")
+		writeOAuthError(w, errUnavailable("registration is temporarily unavailable"))
 		return
 	}
 	var match *storage.VendorIntegration
@@ -240,26 +232,23 @@ func (s *Server) registerVendor(w http.ResponseWriter, r *http.Request, site *te
 		}
 	}
 	if match == nil {
-		writeMetadataError(w, &clientmeta.MetadataError{Code: clientmeta.InvalidClientMetadata, Field: "client_name",
-			Description: "client_name: " + strconv.Quote(clientmeta.Truncate(req.ClientName, 80)) + " is not a vendor platform registered with " + site.Name +
-				"; this site has no open registration: publish a Client ID Metadata Document and use its https URL as client_id, or ask the site's operators for an application"})
+		writeOAuthError(w, oauthError(codeInvalidClientMetadata, "client_name: "+strconv.Quote(clientmeta.Truncate(req.ClientName, 80))+" is not a vendor platform registered with "+site.Name+
+			"; this site has no open registration: publish a Client ID Metadata Document and use its https URL as client_id, or ask the site's operators for an application"))
 		return
 	}
 	c, err := s.client(ctx, site, match.ClientID)
 	if err != nil {
 		s.logger.ErrorContext(ctx, "vendor client", "vendor", match.Name, "err", err)
-		writeOAuthError(w, http.StatusServiceUnavailable, codeTemporarilyUnavailable, "registration is temporarily unavailable")
+		writeOAuthError(w, errUnavailable("registration is temporarily unavailable"))
 		return
 	}
 	if req.TokenEndpointAuthMethod != "" && req.TokenEndpointAuthMethod != "none" {
-		writeMetadataError(w, &clientmeta.MetadataError{Code: clientmeta.InvalidClientMetadata, Field: "token_endpoint_auth_method",
-			Description: "token_endpoint_auth_method: " + match.Name + " is a public client (none)"})
+		writeOAuthError(w, oauthError(codeInvalidClientMetadata, "token_endpoint_auth_method: "+match.Name+" is a public client (none)"))
 		return
 	}
 	for _, u := range req.RedirectURIs {
 		if !clientmeta.MatchRedirectURI(c.RedirectURIs(), u) {
-			writeMetadataError(w, &clientmeta.MetadataError{Code: clientmeta.InvalidRedirectURI, Field: "redirect_uris",
-				Description: "redirect_uris: " + strconv.Quote(clientmeta.Truncate(u, 80)) + " is not registered for " + match.Name})
+			writeOAuthError(w, oauthError(codeInvalidRedirectURI, "redirect_uris: "+strconv.Quote(clientmeta.Truncate(u, 80))+" is not registered for "+match.Name))
 			return
 		}
 	}

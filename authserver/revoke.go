@@ -29,11 +29,11 @@ func (o *opServer) Revocation(ctx context.Context, r *op.ClientRequest[oidc.Revo
 			return op.NewResponse(nil), nil // not ours, expired or already revoked
 		}
 		if claims.ClientID != client.ClientID {
-			return nil, oauthErr("unauthorized_client", "the token was not issued to this client")
+			return nil, oauthError(codeUnauthorizedClient, "the token was not issued to this client")
 		}
 		if err := s.verifier.RevokeToken(ctx, site.ID, claims.JTI, claims.Expiry, now); err != nil {
 			s.logger.ErrorContext(ctx, "revoke access token", "err", err)
-			return nil, errUnavailable()
+			return nil, errUnavailable(unavailableText)
 		}
 		s.audit(ctx, site.ID, client.ClientID, "token.revoked", claims.JTI, nil, map[string]any{"grant": claims.GrantID, "user": claims.Subject})
 		return op.NewResponse(nil), nil
@@ -43,15 +43,15 @@ func (o *opServer) Revocation(ctx context.Context, r *op.ClientRequest[oidc.Revo
 	case errors.Is(err, storage.ErrNotFound):
 		return op.NewResponse(nil), nil
 	case err != nil:
-		return nil, errUnavailable()
+		return nil, errUnavailable(unavailableText)
 	}
 	if g.ClientID != client.ClientID {
-		return nil, oauthErr("unauthorized_client", "the token was not issued to this client")
+		return nil, oauthError(codeUnauthorizedClient, "the token was not issued to this client")
 	}
 	if g.RevokedAt == nil {
 		if err := s.verifier.RevokeGrant(ctx, site.ID, g.ID, now); err != nil {
 			s.logger.ErrorContext(ctx, "revoke grant", "err", err)
-			return nil, errUnavailable()
+			return nil, errUnavailable(unavailableText)
 		}
 		s.audit(ctx, site.ID, client.ClientID, "grant.revoked", g.ID, nil, map[string]any{"reason": "refresh token revoked by the client", "user": g.UserID})
 	}

@@ -198,7 +198,7 @@ func (s *Server) Introspection(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.PostForm.Get("client_secret") == "" {
-		writeOAuthError(w, http.StatusUnauthorized, "invalid_client", "introspection needs a confidential client authenticated with client_secret_post")
+		writeOAuthError(w, errInvalidClient("introspection needs a confidential client authenticated with client_secret_post"))
 		return
 	}
 	s.op.ServeHTTP(w, r)

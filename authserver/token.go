@@ -43,20 +43,20 @@ func validVerifier(v string) bool {
 // twice but those in repeatable (RFC 6749 §3.1).
 func formBody(w http.ResponseWriter, r *http.Request, endpoint string, repeatable ...string) bool {
 	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/x-www-form-urlencoded" {
-		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the "+endpoint+" endpoint takes an application/x-www-form-urlencoded body")
+		writeOAuthError(w, oauthError(codeInvalidRequest, "the "+endpoint+" endpoint takes an application/x-www-form-urlencoded body"))
 		return false
 	}
 	if r.URL.RawQuery != "" {
-		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "parameters go in the form body, not the URL")
+		writeOAuthError(w, oauthError(codeInvalidRequest, "parameters go in the form body, not the URL"))
 		return false
 	}
 	if err := r.ParseForm(); err != nil {
-		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the request body is not a valid form")
+		writeOAuthError(w, oauthError(codeInvalidRequest, "the request body is not a valid form"))
 		return false
 	}
 	for k, vs := range r.PostForm {
 		if len(vs) > 1 && !slices.Contains(repeatable, k) {
-			writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the "+k+" parameter is repeated")
+			writeOAuthError(w, oauthError(codeInvalidRequest, "the "+k+" parameter is repeated"))
 			return false
 		}
 	}
@@ -79,23 +79,21 @@ func (s *Server) Token(w http.ResponseWriter, r *http.Request) {
 	switch gt := r.PostForm.Get("grant_type"); gt {
 	case "authorization_code", "refresh_token":
 	case "":
-		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "grant_type is required")
+		writeOAuthError(w, oauthError(codeInvalidRequest, "grant_type is required"))
 		return
 	default:
-		writeOAuthError(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type "+strconv.Quote(gt)+" is not supported; use authorization_code or refresh_token")
+		writeOAuthError(w, oauthError(codeUnsupportedGrantType, "grant_type "+strconv.Quote(gt)+" is not supported; use authorization_code or refresh_token"))
 		return
 	}
 	if clientID := r.PostForm.Get("client_id"); clientID != "" {
 		ok, retry, err := s.tokenRL.Allow(r.Context(), storage.CacheKey(site.ID, "rl:token", hashHex(clientID)))
 		if err != nil {
 			s.logger.ErrorContext(r.Context(), "rate limit unavailable", "err", err)
-			h.Set("Retry-After", "5")
-			writeOAuthError(w, http.StatusServiceUnavailable, codeTemporarilyUnavailable, "a backing service is unavailable; try again shortly")
+			writeOAuthError(w, errUnavailable(unavailableText))
 			return
 		}
 		if !ok {
-			h.Set("Retry-After", strconv.Itoa(max(1, int(retry.Seconds()+0.999))))
-			writeOAuthError(w, http.StatusTooManyRequests, codeTemporarilyUnavailable, "too many token requests for this client; slow down")
+			writeOAuthError(w, errRateLimited("too many token requests for this client; slow down", retry))
 			return
 		}
 	}
@@ -131,7 +129,7 @@ func (o *opServer) VerifyClient(ctx context.Context, r *op.Request[op.ClientCred
 		if errors.As(err, &ce) {
 			return nil, errInvalidClient(ce.Description)
 		}
-		return nil, errUnavailable()
+		return nil, errUnavailable(unavailableText)
 	}
 	if c.Public() {
 		if cc.ClientSecret != "" {
@@ -160,7 +158,7 @@ func (o *opServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.Ac
 	s, site, client := o.s, siteOf(ctx), r.Client.(*Client)
 	req := r.Data
 	if len(req.Code) != 43 {
-		return nil, oauthErr("invalid_grant", "the authorization code is invalid or expired")
+		return nil, oauthError(codeInvalidGrant, "the authorization code is invalid or expired")
 	}
 	grantID := grantIDForCode(req.Code)
 	rec, err := s.redeemCode(ctx, site.ID, req.Code)
@@ -171,28 +169,28 @@ func (o *opServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.Ac
 		err := s.verifier.RevokeGrant(ctx, site.ID, grantID, s.now())
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
-			return nil, oauthErr("invalid_grant", "the authorization code is invalid or expired")
+			return nil, oauthError(codeInvalidGrant, "the authorization code is invalid or expired")
 		case err != nil:
 			s.logger.ErrorContext(ctx, "revoking a replayed code's grant failed", "grant", grantID, "err", err)
-			return nil, errUnavailable()
+			return nil, errUnavailable(unavailableText)
 		}
 		s.audit(ctx, site.ID, client.ClientID, "grant.revoked", grantID, nil, map[string]any{"reason": "authorization code replayed"})
-		return nil, oauthErr("invalid_grant", "the authorization code was already used; the tokens issued for it have been revoked")
+		return nil, oauthError(codeInvalidGrant, "the authorization code was already used; the tokens issued for it have been revoked")
 	case err != nil:
-		return nil, errUnavailable()
+		return nil, errUnavailable(unavailableText)
 	}
 	if rec.ClientID != client.ClientID {
-		return nil, oauthErr("invalid_grant", "the authorization code was issued to another client")
+		return nil, oauthError(codeInvalidGrant, "the authorization code was issued to another client")
 	}
 	if req.RedirectURI != rec.RedirectURI {
-		return nil, oauthErr("invalid_grant", "redirect_uri does not match the one of the authorization request")
+		return nil, oauthError(codeInvalidGrant, "redirect_uri does not match the one of the authorization request")
 	}
 	if !validVerifier(req.CodeVerifier) {
-		return nil, oauthErr("invalid_grant", "code_verifier is missing or malformed (RFC 7636: 43-128 characters of A-Z a-z 0-9 - . _ ~)")
+		return nil, oauthError(codeInvalidGrant, "code_verifier is missing or malformed (RFC 7636: 43-128 characters of A-Z a-z 0-9 - . _ ~)")
 	}
 	sum := sha256.Sum256([]byte(req.CodeVerifier))
 	if subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(rec.Challenge)) != 1 {
-		return nil, oauthErr("invalid_grant", "PKCE verification failed: code_verifier does not match code_challenge")
+		return nil, oauthError(codeInvalidGrant, "PKCE verification failed: code_verifier does not match code_challenge")
 	}
 	if err := checkTokenResource(site, client, r.Form["resource"], rec.Resource); err != nil {
 		return nil, err
@@ -209,9 +207,9 @@ func (o *opServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.Ac
 	if err := s.store.CreateGrant(ctx, g, rt, created); err != nil {
 		s.logger.ErrorContext(ctx, "create grant", "err", err)
 		if errors.Is(err, storage.ErrConflict) { // the same code raced itself
-			return nil, oauthErr("invalid_grant", "the authorization code was already used")
+			return nil, oauthError(codeInvalidGrant, "the authorization code was already used")
 		}
-		return nil, errUnavailable()
+		return nil, errUnavailable(unavailableText)
 	}
 	if client.SiteID != nil && (client.LastUsedAt == nil || now.Sub(*client.LastUsedAt) > 24*time.Hour) {
 		// Used at last: not an abandoned registration (the purge spares it).
@@ -239,11 +237,11 @@ func (o *opServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.Ac
 func checkTokenResource(site *tenant.Site, client *Client, given []string, authorized string) error {
 	switch {
 	case len(given) > 1:
-		return oauthErr(codeInvalidTarget, "more than one resource was requested; this server has one resource, "+site.Resource())
+		return oauthError(codeInvalidTarget, "more than one resource was requested; this server has one resource, "+site.Resource())
 	case len(given) == 0 && client.Audience == storage.AudienceMember:
-		return oauthErr(codeInvalidTarget, "resource is required for member clients and must repeat the authorization request's value, "+site.Resource())
+		return oauthError(codeInvalidTarget, "resource is required for member clients and must repeat the authorization request's value, "+site.Resource())
 	case len(given) == 1 && canonicalResource(given[0]) != authorized:
-		return oauthErr(codeInvalidTarget, "resource must repeat the authorization request's value, "+authorized)
+		return oauthError(codeInvalidTarget, "resource must repeat the authorization request's value, "+authorized)
 	}
 	return nil
 }
@@ -256,7 +254,7 @@ func (o *opServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.Re
 	s, site, client := o.s, siteOf(ctx), r.Client.(*Client)
 	old := r.Data.RefreshToken
 	if len(old) > 512 {
-		return nil, oauthErr("invalid_grant", "the refresh token is invalid")
+		return nil, oauthError(codeInvalidGrant, "the refresh token is invalid")
 	}
 	requested := []string(r.Data.Scopes)
 	resources := r.Form["resource"]
@@ -280,18 +278,18 @@ func (o *opServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.Re
 			s.logger.ErrorContext(ctx, "revocation copy not written", "grant", g.ID, "err", err)
 		}
 		s.audit(ctx, site.ID, client.ClientID, "grant.revoked", g.ID, nil, map[string]any{"reason": "refresh token reused"})
-		return nil, oauthErr("invalid_grant", "the refresh token was already used; the grant has been revoked")
+		return nil, oauthError(codeInvalidGrant, "the refresh token was already used; the grant has been revoked")
 	case errors.Is(err, storage.ErrNotFound):
-		return nil, oauthErr("invalid_grant", "the refresh token is invalid, expired or revoked")
+		return nil, oauthError(codeInvalidGrant, "the refresh token is invalid, expired or revoked")
 	case err != nil:
 		s.logger.ErrorContext(ctx, "rotate refresh token", "err", err)
-		return nil, errUnavailable()
+		return nil, errUnavailable(unavailableText)
 	}
 	if g.ClientID != client.ClientID {
 		// Another client's token: treat it as stolen and revoke the grant.
 		_ = s.verifier.RevokeGrant(ctx, site.ID, g.ID, now)
 		s.audit(ctx, site.ID, client.ClientID, "grant.revoked", g.ID, nil, map[string]any{"reason": "refresh token presented by another client"})
-		return nil, oauthErr("invalid_grant", "the refresh token was issued to another client")
+		return nil, oauthError(codeInvalidGrant, "the refresh token was issued to another client")
 	}
 	scopes := g.Scopes
 	if len(requested) > 0 {
@@ -308,20 +306,15 @@ func (o *opServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.Re
 func checkRefreshNarrowing(site *tenant.Site, g *storage.Grant, requested, resources []string) error {
 	for _, sc := range requested {
 		if !slices.Contains(g.Scopes, sc) {
-			return oauthErr("invalid_scope", sc+" was not granted; a refresh may only narrow the scopes")
+			return oauthError(codeInvalidScope, sc+" was not granted; a refresh may only narrow the scopes")
 		}
 	}
 	switch {
 	case len(resources) > 1:
-		return oauthErr(codeInvalidTarget, "more than one resource was requested")
+		return oauthError(codeInvalidTarget, "more than one resource was requested")
 	case len(resources) == 1 && canonicalResource(resources[0]) != g.Resource:
-		return oauthErr(codeInvalidTarget, "resource must be the grant's resource, "+g.Resource)
+		return oauthError(codeInvalidTarget, "resource must be the grant's resource, "+g.Resource)
 	}
 	_ = site
 	return nil
-}
-
-// writeOAuthError writes an RFC 6749 §5.2 error.
-func writeOAuthError(w http.ResponseWriter, status int, code, desc string) {
-	tenant.WriteError(w, status, code, desc)
 }
