@@ -46,58 +46,58 @@ const (
 // Coupon is a discount code of a site. Codes are stored upper-case and are
 // unique per site. Exactly one of PercentOff and AmountOffCents is set.
 type Coupon struct {
-	ID             int64     `gorm:"primaryKey;autoIncrement"`
-	SiteID         tenant.ID `gorm:"not null;uniqueIndex:coupons_site_code,priority:1"`
-	Code           string    `gorm:"size:64;not null;uniqueIndex:coupons_site_code,priority:2"`
-	Description    string    `gorm:"type:text;not null"`
-	PercentOff     int       `gorm:"not null"`
-	AmountOffCents int64     `gorm:"not null"`
-	Currency       string    `gorm:"size:3;not null"`
-	MaxRedemptions int       `gorm:"not null"` // 0: unlimited
-	Redemptions    int       `gorm:"not null"`
+	ID             int64 `gorm:"primaryKey;autoIncrement"`
+	SiteID         tenant.ID
+	Code           string
+	Description    string
+	PercentOff     int
+	AmountOffCents int64
+	Currency       string
+	MaxRedemptions int // 0: unlimited
+	Redemptions    int
 	ExpiresAt      *time.Time
-	Active         bool      `gorm:"not null"`
-	CreatedAt      time.Time `gorm:"not null"`
-	UpdatedAt      time.Time `gorm:"not null"`
+	Active         bool
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 // Post is a blog post or announcement of a site.
 type Post struct {
-	ID          int64     `gorm:"primaryKey;autoIncrement"`
-	SiteID      tenant.ID `gorm:"not null;uniqueIndex:posts_site_slug,priority:1"`
-	Slug        string    `gorm:"size:120;not null;uniqueIndex:posts_site_slug,priority:2"`
-	Title       string    `gorm:"size:300;not null"`
-	Body        string    `gorm:"type:text;not null"`
-	Status      string    `gorm:"size:16;not null"`
-	AuthorID    string    `gorm:"size:40;not null"`
+	ID          int64 `gorm:"primaryKey;autoIncrement"`
+	SiteID      tenant.ID
+	Slug        string
+	Title       string
+	Body        string
+	Status      string
+	AuthorID    string
 	PublishedAt *time.Time
-	CreatedAt   time.Time `gorm:"not null"`
-	UpdatedAt   time.Time `gorm:"not null"`
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // SitePage is a static page of a site (about, imprint, ...).
 type SitePage struct {
-	ID        int64     `gorm:"primaryKey;autoIncrement"`
-	SiteID    tenant.ID `gorm:"not null;uniqueIndex:pages_site_slug,priority:1"`
-	Slug      string    `gorm:"size:120;not null;uniqueIndex:pages_site_slug,priority:2"`
-	Title     string    `gorm:"size:300;not null"`
-	Body      string    `gorm:"type:text;not null"`
-	Status    string    `gorm:"size:16;not null"`
-	CreatedAt time.Time `gorm:"not null"`
-	UpdatedAt time.Time `gorm:"not null"`
+	ID        int64 `gorm:"primaryKey;autoIncrement"`
+	SiteID    tenant.ID
+	Slug      string
+	Title     string
+	Body      string
+	Status    string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Comment is a member's comment on a lecture, a course or a post. The admin
 // API only reads them.
 type Comment struct {
-	ID        int64     `gorm:"primaryKey;autoIncrement"`
-	SiteID    tenant.ID `gorm:"not null;index:comments_site_id,priority:1"`
-	UserID    string    `gorm:"size:40;not null"`
+	ID        int64 `gorm:"primaryKey;autoIncrement"`
+	SiteID    tenant.ID
+	UserID    string
 	CourseID  *int64
 	LectureID *int64
 	PostID    *int64
-	Body      string    `gorm:"type:text;not null"`
-	CreatedAt time.Time `gorm:"not null"`
+	Body      string
+	CreatedAt time.Time
 }
 
 // FormField describes one input of a form.
@@ -110,66 +110,66 @@ type FormField struct {
 
 // Form is a form a site shows (contact, waitlist, survey).
 type Form struct {
-	ID        int64       `gorm:"primaryKey;autoIncrement"`
-	SiteID    tenant.ID   `gorm:"not null;uniqueIndex:forms_site_slug,priority:1"`
-	Slug      string      `gorm:"size:120;not null;uniqueIndex:forms_site_slug,priority:2"`
-	Title     string      `gorm:"size:300;not null"`
-	Fields    []FormField `gorm:"serializer:json;type:text;not null"`
-	CreatedAt time.Time   `gorm:"not null"`
-	UpdatedAt time.Time   `gorm:"not null"`
+	ID        int64 `gorm:"primaryKey;autoIncrement"`
+	SiteID    tenant.ID
+	Slug      string
+	Title     string
+	Fields    []FormField `gorm:"serializer:json"`
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // FormSubmission is one filled-in form; UserID is set when a signed-in
 // member sent it.
 type FormSubmission struct {
-	ID        int64             `gorm:"primaryKey;autoIncrement"`
-	SiteID    tenant.ID         `gorm:"not null"`
-	FormID    int64             `gorm:"not null;index"`
-	UserID    *string           `gorm:"size:40"`
-	Email     string            `gorm:"size:320;not null"`
-	Data      map[string]string `gorm:"serializer:json;type:text;not null"`
-	CreatedAt time.Time         `gorm:"not null"`
+	ID        int64 `gorm:"primaryKey;autoIncrement"`
+	SiteID    tenant.ID
+	FormID    int64
+	UserID    *string
+	Email     string
+	Data      map[string]string `gorm:"serializer:json"`
+	CreatedAt time.Time
 }
 
 // File is an uploaded file. Its bytes live in a file store under Key (a
 // random, unguessable name); the row records what was stored.
 type File struct {
-	ID          int64     `gorm:"primaryKey;autoIncrement"`
-	SiteID      tenant.ID `gorm:"not null;uniqueIndex:files_site_key,priority:1"`
-	Key         string    `gorm:"column:storage_key;size:64;not null;uniqueIndex:files_site_key,priority:2"`
-	Name        string    `gorm:"size:255;not null"`
-	ContentType string    `gorm:"size:100;not null"`
-	SizeBytes   int64     `gorm:"not null"`
-	SHA256      string    `gorm:"column:sha256;size:64;not null"`
-	CreatedBy   string    `gorm:"size:40;not null"`
-	CreatedAt   time.Time `gorm:"not null"`
+	ID          int64 `gorm:"primaryKey;autoIncrement"`
+	SiteID      tenant.ID
+	Key         string `gorm:"column:storage_key"`
+	Name        string
+	ContentType string
+	SizeBytes   int64
+	SHA256      string `gorm:"column:sha256"`
+	CreatedBy   string
+	CreatedAt   time.Time
 }
 
 // Subscription is a member's subscription to a membership plan.
 type Subscription struct {
-	ID                int64     `gorm:"primaryKey;autoIncrement"`
-	SiteID            tenant.ID `gorm:"not null;index:subscriptions_site_user,priority:1"`
-	UserID            string    `gorm:"size:40;not null;index:subscriptions_site_user,priority:2"`
-	PlanID            int64     `gorm:"not null"`
-	Status            string    `gorm:"size:16;not null"`
-	StartedAt         time.Time `gorm:"not null"`
-	CurrentPeriodEnd  time.Time `gorm:"not null"`
-	CancelAtPeriodEnd bool      `gorm:"not null"`
+	ID                int64 `gorm:"primaryKey;autoIncrement"`
+	SiteID            tenant.ID
+	UserID            string
+	PlanID            int64
+	Status            string
+	StartedAt         time.Time
+	CurrentPeriodEnd  time.Time
+	CancelAtPeriodEnd bool
 	CanceledAt        *time.Time
-	CreatedAt         time.Time `gorm:"not null"`
-	UpdatedAt         time.Time `gorm:"not null"`
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
 }
 
 // Appearance is a site's theme: colours as #rrggbb and an optional logo
 // (an uploaded File).
 type Appearance struct {
 	SiteID          tenant.ID `gorm:"primaryKey;autoIncrement:false"`
-	PrimaryColor    string    `gorm:"size:7;not null"`
-	AccentColor     string    `gorm:"size:7;not null"`
-	BackgroundColor string    `gorm:"size:7;not null"`
-	TextColor       string    `gorm:"size:7;not null"`
+	PrimaryColor    string
+	AccentColor     string
+	BackgroundColor string
+	TextColor       string
 	LogoFileID      *int64
-	UpdatedAt       time.Time `gorm:"not null"`
+	UpdatedAt       time.Time
 }
 
 // TableName keeps the table name as the data model names it.

@@ -2,169 +2,186 @@ package sqlstore
 
 import (
 	"context"
-	"embed"
+	"database/sql"
+	"errors"
 	"fmt"
-	"io/fs"
 	"path"
-	"sort"
-	"strconv"
 	"strings"
-	"time"
 
-	"gorm.io/gorm"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/database"
+	"github.com/pressly/goose/v3/lock"
 )
 
-//go:embed migrations
-var migrationFS embed.FS
-
-// Migration is one versioned schema step.
-type Migration struct {
-	Version int
-	Name    string
-	SQL     string
-}
-
-// schemaMigration is a row of schema_migrations.
-type schemaMigration struct {
-	Version   int       `gorm:"primaryKey;autoIncrement:false"`
-	Name      string    `gorm:"not null"`
-	AppliedAt time.Time `gorm:"not null"`
-}
-
-func (schemaMigration) TableName() string { return "schema_migrations" }
+// versionTable is goose's default, so that goose's own CLI reads our
+// history as it is.
+const versionTable = goose.DefaultTablename
 
 // migrationLockKey is the PostgreSQL advisory lock that serializes replicas
-// migrating at once ("lectern" in ASCII).
+// migrating at once ("lectern" in ASCII). It is the key the migrator before
+// goose took, so an old and a new binary migrating at once serialize too.
 const migrationLockKey = 0x6c65637465726e
 
-// Migrations returns the dialect's migrations in version order.
-func Migrations(dialect string) ([]Migration, error) {
-	dir := path.Join("migrations", dialect)
-	entries, err := fs.ReadDir(migrationFS, dir)
-	if err != nil {
-		return nil, fmt.Errorf("sqlstore: no migrations for %s: %w", dialect, err)
+// advisoryLock is a goose session locker that waits on PostgreSQL's
+// blocking pg_advisory_lock, as the migrator before goose did. goose's own
+// (lock.NewPostgresSessionLocker) polls pg_try_advisory_lock at least a
+// second apart and gives up after a bound: a replica would sleep up to a
+// second after the holder finished, and fail when the holder's migration
+// outlasts the bound. The wait here ends when the holder unlocks (or its
+// session ends) or when ctx is cancelled.
+type advisoryLock struct{ key int64 }
+
+func (l advisoryLock) SessionLock(ctx context.Context, conn *sql.Conn) error {
+	_, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", l.key)
+	return err
+}
+
+func (l advisoryLock) SessionUnlock(ctx context.Context, conn *sql.Conn) error {
+	var released bool
+	if err := conn.QueryRowContext(ctx, "SELECT pg_advisory_unlock($1)", l.key).Scan(&released); err != nil {
+		return err
 	}
-	var out []Migration
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".sql") {
-			continue
-		}
-		num, rest, ok := strings.Cut(strings.TrimSuffix(name, ".sql"), "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("sqlstore: migration file %s is not NNNN_name.sql", name)
-		}
-		body, err := fs.ReadFile(migrationFS, path.Join(dir, name))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Migration{Version: v, Name: rest, SQL: string(body)})
+	if !released {
+		return errors.New("sqlstore: the migration lock was not held")
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
-	for i, m := range out {
-		if m.Version != i+1 {
-			return nil, fmt.Errorf("sqlstore: migrations must be numbered 1..n without gaps; found %d at position %d", m.Version, i+1)
-		}
-	}
-	return out, nil
+	return nil
+}
+
+// querier is what catalog and version reads need: a pool, a connection or
+// a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
 // Migrate applies every pending migration, each in its own transaction, and
 // returns the names of those it applied. Replicas that start together are
-// serialized (an advisory lock on PostgreSQL, the write lock on SQLite), and
-// a database migrated by a newer binary is refused rather than touched.
+// serialized (an advisory lock on PostgreSQL; on SQLite each migration
+// takes the write lock, and a replica that lost the race re-reads the
+// version and goes on), a database migrated by a newer binary is refused
+// rather than touched, and a history kept by the migrator before goose
+// (schema_migrations) is adopted first. Afterwards the schema is checked
+// against the models (CheckSchema).
 func (s *Store) Migrate(ctx context.Context) ([]string, error) {
-	migs, err := Migrations(s.dialect)
+	set, err := migrationsFor(s.dialect)
 	if err != nil {
 		return nil, err
 	}
-	var applied []string
-	err = s.db.WithContext(ctx).Connection(func(conn *gorm.DB) error {
-		// A fresh session: Connection's instance would carry chained
-		// conditions from one statement into the next.
-		conn = conn.Session(&gorm.Session{})
-		if s.dialect == Postgres {
-			if err := conn.Exec("SELECT pg_advisory_lock(?)", migrationLockKey).Error; err != nil {
-				return err
-			}
-			defer conn.Exec("SELECT pg_advisory_unlock(?)", migrationLockKey)
-		}
-		if err := conn.Exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-			version integer PRIMARY KEY, name text NOT NULL, applied_at ` + s.timestampType() + ` NOT NULL)`).Error; err != nil {
-			return err
-		}
-		var newest int
-		if err := conn.Model(&schemaMigration{}).Select("COALESCE(MAX(version), 0)").Scan(&newest).Error; err != nil {
-			return err
-		}
-		if newest > len(migs) {
-			return fmt.Errorf("sqlstore: the database is at schema version %d, newer than this binary knows (%d); upgrade lectern", newest, len(migs))
-		}
-		for _, m := range migs {
-			if m.Version <= newest {
-				continue
-			}
-			err := conn.Transaction(func(tx *gorm.DB) error {
-				var n int64
-				if err := tx.Model(&schemaMigration{}).Where("version = ?", m.Version).Count(&n).Error; err != nil {
-					return err
-				}
-				if n > 0 { // another process applied it while we waited
-					return nil
-				}
-				for _, stmt := range splitStatements(m.SQL) {
-					if err := tx.Exec(stmt).Error; err != nil {
-						return fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
-					}
-				}
-				applied = append(applied, fmt.Sprintf("%04d_%s", m.Version, m.Name))
-				return tx.Create(&schemaMigration{Version: m.Version, Name: m.Name, AppliedAt: time.Now().UTC()}).Error
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return applied, mapErr(err)
-}
-
-// SchemaVersion returns the newest applied migration version (0: none).
-func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
-	var v int
-	err := s.db.WithContext(ctx).Model(&schemaMigration{}).Select("COALESCE(MAX(version), 0)").Scan(&v).Error
-	return v, mapErr(err)
-}
-
-func (s *Store) timestampType() string {
-	if s.dialect == Postgres {
-		return "timestamptz"
-	}
-	return "datetime"
-}
-
-// splitStatements splits a migration file at semicolons that end a line,
-// dropping comment-only lines. Our migrations hold no procedural bodies.
-func splitStatements(src string) []string {
+	known := len(set.list)
 	var (
-		out []string
-		cur strings.Builder
+		gooseDialect = database.DialectSQLite3
+		locker       lock.SessionLocker
+		opts         = []goose.ProviderOption{goose.WithLogger(goose.NopLogger()), goose.WithDisableGlobalRegistry(true)}
 	)
-	for _, line := range strings.Split(src, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if trimmed == "" || strings.HasPrefix(trimmed, "--") {
+	if s.dialect == Postgres {
+		gooseDialect = database.DialectPostgres
+		locker = advisoryLock{key: migrationLockKey}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	store, err := database.NewStore(gooseDialect, versionTable)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.adoptLegacy(ctx, store, locker, known); err != nil {
+		return nil, mapErr(err)
+	}
+	if err := s.refuseNewer(ctx, known); err != nil {
+		return nil, err
+	}
+	provider, err := goose.NewProvider(gooseDialect, s.sqlDB, set.fsys, opts...)
+	if err != nil {
+		return nil, err
+	}
+	applied, err := s.up(ctx, provider)
+	if err != nil {
+		return applied, mapErr(err)
+	}
+	// A newer binary may have migrated while this one waited for the lock.
+	if err := s.refuseNewer(ctx, known); err != nil {
+		return applied, err
+	}
+	return applied, s.CheckSchema(ctx)
+}
+
+// up runs goose. SQLite has no session lock: when two processes migrate one
+// file at once, both read the version, the second waits for the write lock
+// and then fails inside its transaction (the tables exist), which rolls
+// back. Such a loser sees that the version moved past what it applied
+// itself and tries again; a failure with no progress by anyone is real.
+func (s *Store) up(ctx context.Context, p *goose.Provider) ([]string, error) {
+	var applied []string
+	for {
+		before, err := s.schemaVersion(ctx, s.sqlDB)
+		if err != nil {
+			return applied, err
+		}
+		results, err := p.Up(ctx)
+		var partial *goose.PartialError
+		if errors.As(err, &partial) {
+			results = partial.Applied
+		}
+		for _, r := range results {
+			applied = append(applied, strings.TrimSuffix(path.Base(r.Source.Path), ".sql"))
+		}
+		if err == nil || s.dialect != SQLite {
+			return applied, err
+		}
+		after, verr := s.schemaVersion(ctx, s.sqlDB)
+		if verr != nil || after <= before+len(results) {
+			return applied, fmt.Errorf("sqlstore: migrate: %w", err)
+		}
+	}
+}
+
+func (s *Store) refuseNewer(ctx context.Context, known int) error {
+	v, err := s.schemaVersion(ctx, s.sqlDB)
+	if err != nil {
+		return err
+	}
+	if v > known {
+		return fmt.Errorf("sqlstore: the database is at schema version %d, newer than this binary knows (%d); upgrade lectern", v, known)
+	}
+	return nil
+}
+
+// SchemaVersion returns the newest applied migration version (0: none). It
+// reads and never writes: the history may still be in schema_migrations
+// (a database the migrator before goose made, not yet adopted).
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	return s.schemaVersion(ctx, s.sqlDB)
+}
+
+func (s *Store) schemaVersion(ctx context.Context, q querier) (int, error) {
+	v := 0
+	for _, t := range []struct{ table, query string }{
+		{versionTable, "SELECT COALESCE(MAX(version_id), 0) FROM " + versionTable},
+		{legacyTable, fmt.Sprintf("SELECT COALESCE(MAX(version), 0) FROM %s WHERE version <> %d", legacyTable, legacyTombstone)},
+	} {
+		ok, err := s.tableExists(ctx, q, t.table)
+		if err != nil {
+			return 0, mapErr(err)
+		}
+		if !ok {
 			continue
 		}
-		cur.WriteString(line)
-		cur.WriteByte('\n')
-		if strings.HasSuffix(trimmed, ";") {
-			out = append(out, strings.TrimSpace(cur.String()))
-			cur.Reset()
+		var n int
+		if err := q.QueryRowContext(ctx, t.query).Scan(&n); err != nil {
+			return 0, mapErr(err)
 		}
+		v = max(v, n)
 	}
-	if rest := strings.TrimSpace(cur.String()); rest != "" {
-		out = append(out, rest)
+	return v, nil
+}
+
+// tableExists looks in the schema the connection resolves names in (the
+// search_path on PostgreSQL), where unqualified statements create tables.
+func (s *Store) tableExists(ctx context.Context, q querier, table string) (bool, error) {
+	query := "SELECT to_regclass($1) IS NOT NULL"
+	if s.dialect == SQLite {
+		query = "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?)"
 	}
-	return out
+	var ok bool
+	err := q.QueryRowContext(ctx, query, table).Scan(&ok)
+	return ok, err
 }

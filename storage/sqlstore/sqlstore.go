@@ -56,7 +56,8 @@ var _ storage.Store = (*Store)(nil)
 
 // Open connects to dsn: a postgres:// or postgresql:// URL, or
 // sqlite:<path> for an embedded database file (created if absent). It does
-// not migrate; call Migrate.
+// not migrate; call Migrate. A database at this binary's schema version is
+// checked against the models (CheckSchema) before Open returns.
 func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -129,7 +130,26 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		_ = sqlDB.Close()
 		return nil, fmt.Errorf("sqlstore: connect %s: %w", dialect, err)
 	}
+	if err := s.checkIfCurrent(ctx); err != nil {
+		_ = sqlDB.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// checkIfCurrent runs CheckSchema at start-up on a database at this
+// binary's schema version. An older one is checked by Migrate once it has
+// migrated (or refused by serve), a newer one is another binary's to check.
+func (s *Store) checkIfCurrent(ctx context.Context) error {
+	set, err := migrationsFor(s.dialect)
+	if err != nil {
+		return err
+	}
+	v, err := s.schemaVersion(ctx, s.sqlDB)
+	if err != nil || v != len(set.list) {
+		return err
+	}
+	return s.CheckSchema(ctx)
 }
 
 // Dialect returns Postgres or SQLite.
