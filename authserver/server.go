@@ -11,10 +11,10 @@ import (
 
 	"github.com/lectern/lectern/authserver/bearer"
 	"github.com/lectern/lectern/authserver/keys"
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 	"github.com/lectern/lectern/web/ui"
 )
 
@@ -105,9 +105,9 @@ func New(o Options) (*Server, error) {
 	s.clients = &clientCache{store: o.Store, ttl: 30 * time.Second, now: s.now, entries: map[clientKey]clientEntry{}}
 	s.sessions = &Sessions{cache: o.Cache, now: s.now}
 	s.op = op.RegisterServer(&opServer{s: s}, op.Endpoints{
-		Token:         op.NewEndpoint(discovery.TokenPath),
-		Revocation:    op.NewEndpoint(discovery.RevocationPath),
-		Introspection: op.NewEndpoint(discovery.IntrospectionPath),
+		Token:         op.NewEndpoint(vocab.TokenPath),
+		Revocation:    op.NewEndpoint(vocab.RevocationPath),
+		Introspection: op.NewEndpoint(vocab.IntrospectionPath),
 	}, op.WithServerCORSOptions(nil), op.WithFallbackLogger(o.Logger))
 	return s, nil
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lectern/lectern/authserver/scope"
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/internal/openapitest"
+	"github.com/lectern/lectern/vocab"
 )
 
 // The served /openapi.json is a valid OpenAPI 3.0 document (kin-openapi's
@@ -22,14 +22,14 @@ func TestAdminOpenAPIDocument(t *testing.T) {
 	ts := startServer(t, backend{name: "embedded"}, nil)
 	docs := map[string]map[string]any{}
 	for _, origin := range []string{ts.academy(), ts.open()} {
-		code, hdr, body := ts.get(t, origin, discovery.OpenAPIPath)
+		code, hdr, body := ts.get(t, origin, vocab.OpenAPIPath)
 		if code != http.StatusOK || hdr.Get("Content-Type") != "application/json" {
 			t.Fatalf("GET %s/openapi.json: %d %s", origin, code, hdr.Get("Content-Type"))
 		}
 		if hdr.Get("ETag") == "" || hdr.Get("Cache-Control") != "public, max-age=300" {
 			t.Fatalf("caching headers %v", hdr)
 		}
-		if code, _, body := ts.get(t, origin, discovery.OpenAPIPath, "If-None-Match", hdr.Get("ETag")); code != http.StatusNotModified || len(body) != 0 {
+		if code, _, body := ts.get(t, origin, vocab.OpenAPIPath, "If-None-Match", hdr.Get("ETag")); code != http.StatusNotModified || len(body) != 0 {
 			t.Fatalf("revalidation with the ETag: %d", code)
 		}
 		admValidateOpenAPI(t, body)
@@ -44,7 +44,7 @@ func TestAdminOpenAPIDocument(t *testing.T) {
 			TokenEndpoint         string   `json:"token_endpoint"`
 			ScopesSupported       []string `json:"scopes_supported"`
 		}
-		ts.getJSON(t, origin, discovery.AuthorizationServerPath, http.StatusOK, &meta)
+		ts.getJSON(t, origin, vocab.AuthorizationServerPath, http.StatusOK, &meta)
 		var d struct {
 			OpenAPI string `json:"openapi"`
 			Servers []struct {

@@ -10,13 +10,14 @@ import (
 
 	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/internal/demo"
+	"github.com/lectern/lectern/vocab"
 )
 
 // docsTDocs are the agent documents and their content types.
 var docsTDocs = []struct{ path, contentType string }{
-	{discovery.AuthMDPath, "text/markdown; charset=utf-8"},
-	{discovery.LLMSTxtPath, "text/plain; charset=utf-8"},
-	{discovery.PricingMDPath, "text/markdown; charset=utf-8"},
+	{vocab.AuthMDPath, "text/markdown; charset=utf-8"},
+	{vocab.LLMSTxtPath, "text/plain; charset=utf-8"},
+	{vocab.PricingMDPath, "text/markdown; charset=utf-8"},
 	{"/courses/go-fundamentals.md", "text/markdown; charset=utf-8"},
 }
 
@@ -96,7 +97,7 @@ func TestAgentDocsLLMsTxtLinksResolve(t *testing.T) {
 			{ts.academy(), demo.AcademyName, []string{"go-fundamentals", "web-security-essentials", "data-analysis-with-sql", "intro-to-machine-learning", "public-speaking-for-engineers"}},
 			{ts.open(), demo.OpenName, []string{"python-basics", "creative-writing"}},
 		} {
-			code, _, raw := ts.get(t, site.origin, discovery.LLMSTxtPath)
+			code, _, raw := ts.get(t, site.origin, vocab.LLMSTxtPath)
 			if code != 200 {
 				t.Fatalf("llms.txt: %d", code)
 			}
@@ -115,7 +116,7 @@ func TestAgentDocsLLMsTxtLinksResolve(t *testing.T) {
 			if !slices.Equal(courses, site.courses) {
 				t.Errorf("%s/llms.txt links courses %v; want %v", site.origin, courses, site.courses)
 			}
-			for _, p := range []string{discovery.PricingMDPath, discovery.AuthMDPath, discovery.OpenAPIPath, discovery.MCPPath} {
+			for _, p := range []string{vocab.PricingMDPath, vocab.AuthMDPath, vocab.OpenAPIPath, vocab.MCPPath} {
 				if !slices.Contains(links, site.origin+p) {
 					t.Errorf("%s/llms.txt does not link %s", site.origin, p)
 				}
@@ -127,7 +128,7 @@ func TestAgentDocsLLMsTxtLinksResolve(t *testing.T) {
 					continue
 				}
 				code, _, body := ts.get(t, site.origin, path)
-				if code == http.StatusNotImplemented && path == discovery.OpenAPIPath {
+				if code == http.StatusNotImplemented && path == vocab.OpenAPIPath {
 					// The admin API (another issue) still answers 501 here.
 					t.Logf("%s: 501 until the admin API lands", l)
 					continue
@@ -147,10 +148,10 @@ func TestAgentDocsAuthMDMatchesMetadata(t *testing.T) {
 	urlRE := regexp.MustCompile(`https?://[^\s"'<>)\x60|]+`)
 	for _, origin := range []string{ts.academy(), ts.open()} {
 		var as map[string]any
-		ts.getJSON(t, origin, discovery.AuthorizationServerPath, 200, &as)
+		ts.getJSON(t, origin, vocab.AuthorizationServerPath, 200, &as)
 		var pr map[string]any
-		ts.getJSON(t, origin, discovery.ProtectedResourcePath, 200, &pr)
-		_, _, raw := ts.get(t, origin, discovery.AuthMDPath)
+		ts.getJSON(t, origin, vocab.ProtectedResourcePath, 200, &pr)
+		_, _, raw := ts.get(t, origin, vocab.AuthMDPath)
 		text := string(raw)
 
 		// Every endpoint of the metadata is in auth.md ...
@@ -166,8 +167,8 @@ func TestAgentDocsAuthMDMatchesMetadata(t *testing.T) {
 		allowed[pr["resource"].(string)] = true
 		// ... and every URL of this origin in auth.md is one of them, or a
 		// resource or document the metadata points to.
-		for _, p := range []string{discovery.ProtectedResourcePath, discovery.AuthorizationServerPath, discovery.OpenIDConfigurationPath,
-			discovery.MemberGraphQLPath, discovery.MCPPath} {
+		for _, p := range []string{vocab.ProtectedResourcePath, vocab.AuthorizationServerPath, vocab.OpenIDConfigurationPath,
+			vocab.MemberGraphQLPath, vocab.MCPPath} {
 			allowed[origin+p] = true
 		}
 		for _, u := range urlRE.FindAllString(text, -1) {
@@ -177,7 +178,7 @@ func TestAgentDocsAuthMDMatchesMetadata(t *testing.T) {
 				t.Errorf("%s/auth.md has a URL the metadata does not: %s", origin, u)
 			}
 		}
-		if !strings.Contains(text, "resource_metadata=\""+origin+discovery.ProtectedResourcePath+"\"") {
+		if !strings.Contains(text, "resource_metadata=\""+origin+vocab.ProtectedResourcePath+"\"") {
 			t.Errorf("%s/auth.md does not show the 401 challenge", origin)
 		}
 
@@ -204,8 +205,8 @@ func TestAgentDocsAuthMDMatchesMetadata(t *testing.T) {
 			}
 		}
 	}
-	_, _, academy := ts.get(t, ts.academy(), discovery.AuthMDPath)
-	_, _, open := ts.get(t, ts.open(), discovery.AuthMDPath)
+	_, _, academy := ts.get(t, ts.academy(), vocab.AuthMDPath)
+	_, _, open := ts.get(t, ts.open(), vocab.AuthMDPath)
 	for _, want := range []string{"client_name", "Client ID Metadata Document", "hosts allowlisted", "MCP connections are enabled", "invalid_client_metadata"} {
 		if !strings.Contains(string(academy), want) {
 			t.Errorf("Demo Academy (Variant A) auth.md lacks %q", want)
@@ -250,7 +251,7 @@ func TestAgentDocsDraftNowhere(t *testing.T) {
 // items only; the course pages carry the outline.
 func TestAgentDocsPricingAndCoursePages(t *testing.T) {
 	ts := startServer(t, backend{name: "embedded"}, nil)
-	_, _, raw := ts.get(t, ts.academy(), discovery.PricingMDPath)
+	_, _, raw := ts.get(t, ts.academy(), vocab.PricingMDPath)
 	pricing := string(raw)
 	for _, want := range []string{
 		"All prices are in USD.",
@@ -266,7 +267,7 @@ func TestAgentDocsPricingAndCoursePages(t *testing.T) {
 			t.Errorf("pricing.md lacks %q:\n%s", want, pricing)
 		}
 	}
-	_, _, raw = ts.get(t, ts.open(), discovery.PricingMDPath)
+	_, _, raw = ts.get(t, ts.open(), vocab.PricingMDPath)
 	if open := string(raw); !strings.Contains(open, "| Supporter | 5.00 USD | per month |") || !strings.Contains(open, "Python Basics") ||
 		!strings.Contains(open, "| Free |") || !strings.Contains(open, "No digital products") || strings.Contains(open, "Go Fundamentals") {
 		t.Errorf("Open School pricing.md:\n%s", open)
@@ -286,7 +287,7 @@ func TestAgentDocsPricingAndCoursePages(t *testing.T) {
 		}
 	}
 	// HEAD answers like GET without a body.
-	req, _ := http.NewRequest(http.MethodHead, ts.academy()+discovery.PricingMDPath, nil)
+	req, _ := http.NewRequest(http.MethodHead, ts.academy()+vocab.PricingMDPath, nil)
 	resp, err := ts.client.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/vocab"
 )
 
 // benchServer builds a server over an embedded store holding n sites (each
@@ -87,7 +87,7 @@ func benchmarkPath(b *testing.B, path string) {
 
 // BenchmarkSiteResolution serves the protected-resource metadata: Host →
 // Site resolution plus a pre-serialized per-site document.
-func BenchmarkSiteResolution(b *testing.B) { benchmarkPath(b, discovery.ProtectedResourcePath) }
+func BenchmarkSiteResolution(b *testing.B) { benchmarkPath(b, vocab.ProtectedResourcePath) }
 
 // BenchmarkJWKS serves each site's JWKS.
-func BenchmarkJWKS(b *testing.B) { benchmarkPath(b, discovery.JWKSPath) }
+func BenchmarkJWKS(b *testing.B) { benchmarkPath(b, vocab.JWKSPath) }

@@ -14,10 +14,10 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/internal/demo"
 	"github.com/lectern/lectern/internal/oauthtest"
 	"github.com/lectern/lectern/mcp"
+	"github.com/lectern/lectern/vocab"
 )
 
 // mcpTRecorder records the requests an HTTP client sends and the answers
@@ -59,7 +59,7 @@ func (r *mcpTRecorder) exchanges() []mcpTExchange {
 func TestMCPAgentSignsInFromNothing(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		ts := startServer(t, b, nil)
-		mcpURL := ts.open() + discovery.MCPPath
+		mcpURL := ts.open() + vocab.MCPPath
 		rec := &mcpTRecorder{base: ts.client.Transport}
 		httpClient := &http.Client{Transport: rec, Timeout: 30 * time.Second,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -119,15 +119,15 @@ func TestMCPAgentSignsInFromNothing(t *testing.T) {
 		for _, x := range rec.exchanges() {
 			switch {
 			case x.url == mcpURL && x.status == 401:
-				saw401 = strings.Contains(x.challenge, `resource_metadata="`+ts.open()+discovery.ProtectedResourcePath+`"`) &&
+				saw401 = strings.Contains(x.challenge, `resource_metadata="`+ts.open()+vocab.ProtectedResourcePath+`"`) &&
 					strings.Contains(x.challenge, `scope="account:read"`)
-			case x.url == ts.open()+discovery.ProtectedResourcePath && x.status == 200:
+			case x.url == ts.open()+vocab.ProtectedResourcePath && x.status == 200:
 				sawPRM = true
-			case x.url == ts.open()+discovery.AuthorizationServerPath && x.status == 200:
+			case x.url == ts.open()+vocab.AuthorizationServerPath && x.status == 200:
 				sawAS = true
-			case x.url == ts.open()+discovery.RegistrationPath && x.status == 201:
+			case x.url == ts.open()+vocab.RegistrationPath && x.status == 201:
 				sawRegister = true
-			case x.url == ts.open()+discovery.TokenPath && x.status == 200:
+			case x.url == ts.open()+vocab.TokenPath && x.status == 200:
 				sawToken = true
 			}
 		}

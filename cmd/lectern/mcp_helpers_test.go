@@ -13,7 +13,7 @@ import (
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/lectern/lectern/discovery"
+	"github.com/lectern/lectern/vocab"
 )
 
 // mcpTBearer adds a bearer token to every request, as an MCP client
@@ -47,10 +47,10 @@ func mcpTConnect(t *testing.T, ts *testServer, origin, token string) *gomcp.Clie
 	defer cancel()
 	client := gomcp.NewClient(&gomcp.Implementation{Name: "lectern-test", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &gomcp.StreamableClientTransport{
-		Endpoint: origin + discovery.MCPPath, HTTPClient: mcpTHTTPClient(ts, token), MaxRetries: -1,
+		Endpoint: origin + vocab.MCPPath, HTTPClient: mcpTHTTPClient(ts, token), MaxRetries: -1,
 	}, nil)
 	if err != nil {
-		t.Fatalf("connecting to %s%s: %v", origin, discovery.MCPPath, err)
+		t.Fatalf("connecting to %s%s: %v", origin, vocab.MCPPath, err)
 	}
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
@@ -111,7 +111,7 @@ func mcpTCallRaw(t *testing.T, cs *gomcp.ClientSession, name string, args map[st
 // hdr are extra header name/value pairs.
 func mcpTPost(t *testing.T, ts *testServer, origin, token, body string, hdr ...string) (int, http.Header, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, origin+discovery.MCPPath, strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, origin+vocab.MCPPath, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

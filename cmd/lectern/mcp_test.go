@@ -12,9 +12,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/internal/demo"
 	"github.com/lectern/lectern/mcp"
+	"github.com/lectern/lectern/vocab"
 )
 
 // mcpTAnonymousTools are the catalog tools anyone may use (DESIGN §10).
@@ -308,7 +308,7 @@ func mcpTWantChallenge(t *testing.T, origin string, code int, hdr http.Header, b
 	t.Helper()
 	www := hdr.Get("WWW-Authenticate")
 	if code != wantCode || !strings.HasPrefix(www, "Bearer ") || !strings.Contains(www, `error="`+wantErr+`"`) ||
-		!strings.Contains(www, `resource_metadata="`+origin+discovery.ProtectedResourcePath+`"`) {
+		!strings.Contains(www, `resource_metadata="`+origin+vocab.ProtectedResourcePath+`"`) {
 		t.Errorf("status %d, WWW-Authenticate %q; want %d %s with resource_metadata; body %s", code, www, wantCode, wantErr, body)
 	}
 	if wantScope != "" && !strings.Contains(www, `scope="`+wantScope+`"`) {
@@ -449,7 +449,7 @@ func TestMCPInvalidTokens(t *testing.T) {
 		list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
 		other := ts.studentToken(t, ts.open()).AccessToken
 		revoked := ts.studentToken(t, ts.academy())
-		if code, _, body := ts.postForm(t, ts.academy()+discovery.RevocationPath, url.Values{"token": {revoked.AccessToken}, "client_id": {demo.MemberClientID}}); code != 200 {
+		if code, _, body := ts.postForm(t, ts.academy()+vocab.RevocationPath, url.Values{"token": {revoked.AccessToken}, "client_id": {demo.MemberClientID}}); code != 200 {
 			t.Fatalf("revocation: %d %v", code, body)
 		}
 		for _, c := range []struct{ name, authorization string }{
@@ -468,7 +468,7 @@ func TestMCPInvalidTokens(t *testing.T) {
 		// The same for the go-sdk client: it cannot even connect.
 		client := gomcp.NewClient(&gomcp.Implementation{Name: "t", Version: "1"}, nil)
 		if _, err := client.Connect(context.Background(), &gomcp.StreamableClientTransport{
-			Endpoint: ts.academy() + discovery.MCPPath, HTTPClient: mcpTHTTPClient(ts, other), MaxRetries: -1,
+			Endpoint: ts.academy() + vocab.MCPPath, HTTPClient: mcpTHTTPClient(ts, other), MaxRetries: -1,
 		}, nil); err == nil {
 			t.Error("the SDK client connected with another site's token")
 		}
@@ -547,14 +547,14 @@ func TestMCPOriginValidation(t *testing.T) {
 // MCP client asking for an event stream gets 405 (no sessions).
 func TestMCPGet(t *testing.T) {
 	ts := startServer(t, backend{name: "embedded"}, nil)
-	code, hdr, body := ts.get(t, ts.academy(), discovery.MCPPath)
+	code, hdr, body := ts.get(t, ts.academy(), vocab.MCPPath)
 	if code != 200 || hdr.Get("Content-Type") != "text/markdown; charset=utf-8" || !strings.Contains(string(body), demo.AcademyName) || !strings.Contains(string(body), "my_enrollments") {
 		t.Errorf("GET /mcp: %d %q %s", code, hdr.Get("Content-Type"), body)
 	}
-	if code, _, _ := ts.get(t, ts.academy(), discovery.MCPPath, "Accept", "text/event-stream"); code != http.StatusMethodNotAllowed {
+	if code, _, _ := ts.get(t, ts.academy(), vocab.MCPPath, "Accept", "text/event-stream"); code != http.StatusMethodNotAllowed {
 		t.Errorf("GET /mcp for an event stream: %d; want 405", code)
 	}
-	if code, _, _ := ts.get(t, ts.academy(), discovery.MCPPath, "Authorization", "Bearer nope"); code != 401 {
+	if code, _, _ := ts.get(t, ts.academy(), vocab.MCPPath, "Authorization", "Bearer nope"); code != 401 {
 		t.Errorf("GET /mcp with a bad token: %d; want 401", code)
 	}
 }

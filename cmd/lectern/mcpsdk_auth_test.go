@@ -15,9 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/internal/demo"
 	"github.com/lectern/lectern/internal/oauthtest"
+	"github.com/lectern/lectern/vocab"
 )
 
 // mcpRedirect is where the SDK client "listens" for the authorization
@@ -75,13 +75,13 @@ func sdkAuthorize(t *testing.T, ts *testServer, resourceURL string, cfg *auth.Au
 func TestMCPSDKRegistersByDCR(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		ts := startServer(t, b, nil)
-		access := sdkAuthorize(t, ts, ts.open()+discovery.UserInfoPath, &auth.AuthorizationCodeHandlerConfig{
+		access := sdkAuthorize(t, ts, ts.open()+vocab.UserInfoPath, &auth.AuthorizationCodeHandlerConfig{
 			DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
 				ClientName: "Go SDK agent", RedirectURIs: []string{mcpRedirect}, TokenEndpointAuthMethod: "none",
 				GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
 			}},
 		}, demo.StudentEmail, demo.StudentPassword)
-		code, _, info := ts.bearerGet(t, ts.open()+discovery.UserInfoPath, access)
+		code, _, info := ts.bearerGet(t, ts.open()+vocab.UserInfoPath, access)
 		if code != 200 || info["email"] != demo.StudentEmail {
 			t.Fatalf("the SDK's token at userinfo: %d %v", code, info)
 		}
@@ -118,10 +118,10 @@ func TestMCPSDKUsesCIMD(t *testing.T) {
 		if _, err := ts.app.platform.AllowCIMDHost(context.Background(), host, demo.AcademySlug, false); err != nil {
 			t.Fatal(err)
 		}
-		access := sdkAuthorize(t, ts, ts.academy()+discovery.UserInfoPath, &auth.AuthorizationCodeHandlerConfig{
+		access := sdkAuthorize(t, ts, ts.academy()+vocab.UserInfoPath, &auth.AuthorizationCodeHandlerConfig{
 			ClientIDMetadataDocumentConfig: &auth.ClientIDMetadataDocumentConfig{URL: docURL},
 		}, demo.OwnerEmail, demo.OwnerPassword)
-		code, _, info := ts.bearerGet(t, ts.academy()+discovery.UserInfoPath, access)
+		code, _, info := ts.bearerGet(t, ts.academy()+vocab.UserInfoPath, access)
 		if code != 200 || info["email"] != demo.OwnerEmail {
 			t.Fatalf("the SDK's token at userinfo: %d %v", code, info)
 		}

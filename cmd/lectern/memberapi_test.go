@@ -16,10 +16,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/internal/demo"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
 
 // End-to-end tests of the Member API (/member/graphql) on the real server,
@@ -51,7 +51,7 @@ func (r *gqlReply) codes() []string {
 // string, appended).
 func gqlDo(t *testing.T, ts *testServer, method, origin, token, contentType string, body []byte, query ...string) *gqlReply {
 	t.Helper()
-	req, err := http.NewRequest(method, origin+discovery.MemberGraphQLPath+strings.Join(query, ""), bytes.NewReader(body))
+	req, err := http.NewRequest(method, origin+vocab.MemberGraphQLPath+strings.Join(query, ""), bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -528,7 +528,7 @@ func TestGQLMemberTokens(t *testing.T) {
 		// Revocation (RFC 7009) takes effect at once.
 		tok := ts.studentToken(t, origin).AccessToken
 		gqlQuery(t, ts, origin, tok, query, nil)
-		if status, _, _ := ts.postForm(t, origin+discovery.RevocationPath, url.Values{"token": {tok}, "client_id": {demo.MemberClientID}}); status != 200 {
+		if status, _, _ := ts.postForm(t, origin+vocab.RevocationPath, url.Values{"token": {tok}, "client_id": {demo.MemberClientID}}); status != 200 {
 			t.Fatalf("revoke: %d", status)
 		}
 		r = gqlPost(t, ts, origin, tok, query, nil)

@@ -12,10 +12,10 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/lectern/lectern/authserver/scope"
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/internal/demo"
 	"github.com/lectern/lectern/internal/oauthtest"
 	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/vocab"
 )
 
 // expectRedirectError asserts that authURL ends in a redirect to the client
@@ -270,7 +270,7 @@ func TestTokenErrors(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		ts := startServer(t, b, &serverOptions{configure: nil})
 		ts.app.auth.SetCodeLifetime(time.Second)
-		token := ts.academy() + discovery.TokenPath
+		token := ts.academy() + vocab.TokenPath
 		member := func() *flow { return newFlow(t, ts, ts.academy(), demo.MemberClientID, "openid", "account:read") }
 
 		t.Run("code replay revokes the first tokens", func(t *testing.T) {
@@ -411,7 +411,7 @@ func TestConfidentialClient(t *testing.T) {
 	if err := ts.app.store.CreateClient(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	token := ts.academy() + discovery.TokenPath
+	token := ts.academy() + vocab.TokenPath
 	f := newFlow(t, ts, ts.academy(), "confidential-app", "openid", "account:read")
 	f.conf.ClientSecret = secret
 	code := f.authorize(demo.StudentEmail, demo.StudentPassword)
@@ -443,19 +443,19 @@ func TestConfidentialClient(t *testing.T) {
 		t.Fatalf("exchange with client_secret_post: %v", err)
 	}
 	// Introspection shows the resource binding.
-	status, _, body := ts.postForm(t, ts.academy()+discovery.IntrospectionPath, url.Values{"token": {tok.AccessToken}, "client_id": {"confidential-app"}, "client_secret": {secret}})
+	status, _, body := ts.postForm(t, ts.academy()+vocab.IntrospectionPath, url.Values{"token": {tok.AccessToken}, "client_id": {"confidential-app"}, "client_secret": {secret}})
 	if status != 200 || body["active"] != true || body["aud"] != ts.academy() || body["client_id"] != "confidential-app" || body["scope"] != "openid account:read" {
 		t.Fatalf("introspection: %d %v", status, body)
 	}
-	status, _, body = ts.postForm(t, ts.academy()+discovery.IntrospectionPath, url.Values{"token": {tok.RefreshToken}, "client_id": {"confidential-app"}, "client_secret": {secret}})
+	status, _, body = ts.postForm(t, ts.academy()+vocab.IntrospectionPath, url.Values{"token": {tok.RefreshToken}, "client_id": {"confidential-app"}, "client_secret": {secret}})
 	if status != 200 || body["active"] != true || body["token_type"] != "refresh_token" {
 		t.Fatalf("refresh introspection: %d %v", status, body)
 	}
-	status, _, body = ts.postForm(t, ts.academy()+discovery.IntrospectionPath, url.Values{"token": {"garbage"}, "client_id": {"confidential-app"}, "client_secret": {secret}})
+	status, _, body = ts.postForm(t, ts.academy()+vocab.IntrospectionPath, url.Values{"token": {"garbage"}, "client_id": {"confidential-app"}, "client_secret": {secret}})
 	if status != 200 || body["active"] != false || len(body) != 1 {
 		t.Fatalf("garbage introspection: %d %v", status, body)
 	}
-	status, _, body = ts.postForm(t, ts.academy()+discovery.IntrospectionPath, url.Values{"token": {tok.AccessToken}, "client_id": {demo.MemberClientID}})
+	status, _, body = ts.postForm(t, ts.academy()+vocab.IntrospectionPath, url.Values{"token": {tok.AccessToken}, "client_id": {demo.MemberClientID}})
 	if status != 401 || body["error"] != "invalid_client" {
 		t.Fatalf("introspection by a public client: %d %v", status, body)
 	}
@@ -476,19 +476,19 @@ func TestFormEndpointsTakeTheBodyOnly(t *testing.T) {
 		name, path string
 		body       url.Values
 	}{
-		{"token, client_id in the query too", discovery.TokenPath + "?client_id=" + demo.VendorClientID, refresh},
-		{"token, everything in the query", discovery.TokenPath + "?" + refresh.Encode(), url.Values{"grant_type": {"refresh_token"}}},
-		{"revocation in the query", discovery.RevocationPath + "?" + revoke.Encode(), url.Values{}},
-		{"revocation, token twice", discovery.RevocationPath, url.Values{"token": {"junk", tok.AccessToken}, "client_id": {demo.MemberClientID}}},
-		{"introspection, secret in the query", discovery.IntrospectionPath + "?client_secret=x", url.Values{"token": {tok.AccessToken}, "client_id": {"x"}, "client_secret": {"y"}}},
-		{"introspection, token twice", discovery.IntrospectionPath, url.Values{"token": {"junk", tok.AccessToken}, "client_id": {"x"}, "client_secret": {"y"}}},
+		{"token, client_id in the query too", vocab.TokenPath + "?client_id=" + demo.VendorClientID, refresh},
+		{"token, everything in the query", vocab.TokenPath + "?" + refresh.Encode(), url.Values{"grant_type": {"refresh_token"}}},
+		{"revocation in the query", vocab.RevocationPath + "?" + revoke.Encode(), url.Values{}},
+		{"revocation, token twice", vocab.RevocationPath, url.Values{"token": {"junk", tok.AccessToken}, "client_id": {demo.MemberClientID}}},
+		{"introspection, secret in the query", vocab.IntrospectionPath + "?client_secret=x", url.Values{"token": {tok.AccessToken}, "client_id": {"x"}, "client_secret": {"y"}}},
+		{"introspection, token twice", vocab.IntrospectionPath, url.Values{"token": {"junk", tok.AccessToken}, "client_id": {"x"}, "client_secret": {"y"}}},
 	} {
 		code, _, body := ts.postForm(t, origin+c.path, c.body)
 		if code != http.StatusBadRequest || body["error"] != "invalid_request" {
 			t.Errorf("%s: %d %v; want 400 invalid_request", c.name, code, body)
 		}
 	}
-	if code, _, body := ts.postForm(t, origin+discovery.TokenPath, refresh); code != http.StatusOK {
+	if code, _, body := ts.postForm(t, origin+vocab.TokenPath, refresh); code != http.StatusOK {
 		t.Fatalf("the refresh token after the refused requests: %d %v", code, body)
 	}
 	if code := webUserinfoStatus(t, ts, tok.AccessToken); code != http.StatusOK {

@@ -16,9 +16,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/oauth2"
 
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/internal/demo"
 	"github.com/lectern/lectern/internal/oauthtest"
+	"github.com/lectern/lectern/vocab"
 )
 
 // callback is the demo clients' loopback redirect URI on an ephemeral port.
@@ -42,7 +42,7 @@ func newFlow(t *testing.T, ts *testServer, origin, clientID string, scopes ...st
 		t: t, ts: ts, origin: origin,
 		conf: &oauth2.Config{
 			ClientID: clientID, RedirectURL: callback, Scopes: scopes,
-			Endpoint: oauth2.Endpoint{AuthURL: origin + discovery.AuthorizePath, TokenURL: origin + discovery.TokenPath, AuthStyle: oauth2.AuthStyleInParams},
+			Endpoint: oauth2.Endpoint{AuthURL: origin + vocab.AuthorizePath, TokenURL: origin + vocab.TokenPath, AuthStyle: oauth2.AuthStyleInParams},
 		},
 		verifier: oauth2.GenerateVerifier(), state: randomB64(), nonce: randomB64(),
 		browser: oauthtest.NewBrowser(ts.app.cfg.Addr),
@@ -94,7 +94,7 @@ func (f *flow) exchange(code string, extra ...oauth2.AuthCodeOption) (*oauth2.To
 // userinfo calls the userinfo endpoint with an access token.
 func (f *flow) userinfo(accessToken string) (int, http.Header, map[string]any) {
 	f.t.Helper()
-	return f.ts.bearerGet(f.t, f.origin+discovery.UserInfoPath, accessToken)
+	return f.ts.bearerGet(f.t, f.origin+vocab.UserInfoPath, accessToken)
 }
 
 func (ts *testServer) bearerGet(t *testing.T, u, accessToken string) (int, http.Header, map[string]any) {
@@ -198,7 +198,7 @@ func TestCodeFlowWithRealClients(t *testing.T) {
 
 		// Revoke the access token: it is refused at once; the refreshed
 		// one of the same grant still works.
-		status, _, body := ts.postForm(t, f.origin+discovery.RevocationPath, url.Values{"token": {tok.AccessToken}, "client_id": {demo.MemberClientID}})
+		status, _, body := ts.postForm(t, f.origin+vocab.RevocationPath, url.Values{"token": {tok.AccessToken}, "client_id": {demo.MemberClientID}})
 		if status != 200 || body != nil {
 			t.Fatalf("revoke: %d %v; want 200 with an empty body", status, body)
 		}
@@ -210,7 +210,7 @@ func TestCodeFlowWithRealClients(t *testing.T) {
 			t.Fatalf("the other access token of the grant: %d", code)
 		}
 		// Revoke the refresh token: the whole grant goes.
-		ts.postForm(t, f.origin+discovery.RevocationPath, url.Values{"token": {refreshed.RefreshToken}, "client_id": {demo.MemberClientID}})
+		ts.postForm(t, f.origin+vocab.RevocationPath, url.Values{"token": {refreshed.RefreshToken}, "client_id": {demo.MemberClientID}})
 		if code, _, _ := f.userinfo(refreshed.AccessToken); code != 401 {
 			t.Fatalf("access token of a revoked grant: %d; want 401", code)
 		}
@@ -233,9 +233,9 @@ func TestTokensAreBoundToTheirSite(t *testing.T) {
 			if code, _, _ := f.userinfo(tok.AccessToken); code != 200 {
 				t.Fatalf("%s token at its own site: %d", pair[0], code)
 			}
-			code, hdr, body := ts.bearerGet(t, pair[1]+discovery.UserInfoPath, tok.AccessToken)
+			code, hdr, body := ts.bearerGet(t, pair[1]+vocab.UserInfoPath, tok.AccessToken)
 			wa := hdr.Get("WWW-Authenticate")
-			if code != 401 || body["error"] != "invalid_token" || !strings.Contains(wa, `resource_metadata="`+pair[1]+discovery.ProtectedResourcePath+`"`) || !strings.Contains(wa, `error="invalid_token"`) {
+			if code != 401 || body["error"] != "invalid_token" || !strings.Contains(wa, `resource_metadata="`+pair[1]+vocab.ProtectedResourcePath+`"`) || !strings.Contains(wa, `error="invalid_token"`) {
 				t.Fatalf("%s token at %s: %d %v %q; want 401 invalid_token pointing at %s's metadata", pair[0], pair[1], code, body, wa, pair[1])
 			}
 		}
@@ -251,7 +251,7 @@ func TestIDTokensDisabled(t *testing.T) {
 		t.Fatal(err)
 	}
 	var meta map[string]any
-	ts.getJSON(t, ts.academy(), discovery.AuthorizationServerPath, 200, &meta)
+	ts.getJSON(t, ts.academy(), vocab.AuthorizationServerPath, 200, &meta)
 	if _, ok := meta["id_token_signing_alg_values_supported"]; ok {
 		t.Fatal("metadata still lists id_token_signing_alg_values_supported")
 	}

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/internal/demo"
 	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/vocab"
 )
 
 // sourceIP hands out distinct loopback source addresses, so that tests are
@@ -41,7 +41,7 @@ func nextSourceIP() string {
 // register posts raw to origin's registration endpoint.
 func (ts *testServer) register(t *testing.T, c *http.Client, origin, contentType string, body []byte) (int, http.Header, map[string]any) {
 	t.Helper()
-	resp, err := c.Post(origin+discovery.RegistrationPath, contentType, bytes.NewReader(body))
+	resp, err := c.Post(origin+vocab.RegistrationPath, contentType, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

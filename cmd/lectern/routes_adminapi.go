@@ -4,7 +4,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lectern/lectern/adminapi"
-	"github.com/lectern/lectern/discovery"
+	"github.com/lectern/lectern/vocab"
 )
 
 // mountAdminAPI mounts the operators' API under /api/v1, its document at
@@ -20,5 +20,5 @@ func mountAdminAPI(e *echo.Echo, a *app) {
 		Files:    a.files,
 		Logger:   a.logger,
 	})
-	h.Register(e, discovery.OpenAPIPath)
+	h.Register(e, vocab.OpenAPIPath)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/mcp"
+	"github.com/lectern/lectern/vocab"
 )
 
 // mountAgentDocs mounts /auth.md, /llms.txt, /pricing.md and the course
@@ -14,8 +15,8 @@ import (
 func mountAgentDocs(e *echo.Echo, a *app) {
 	d := discovery.NewDocs(discovery.DocsOptions{Store: a.store, MCPTools: mcp.ToolAccess(), Logger: a.logger})
 	methods := []string{http.MethodGet, http.MethodHead}
-	e.Match(methods, discovery.AuthMDPath, echo.WrapHandler(http.HandlerFunc(d.AuthMD)))
-	e.Match(methods, discovery.LLMSTxtPath, echo.WrapHandler(http.HandlerFunc(d.LLMSTxt)))
-	e.Match(methods, discovery.PricingMDPath, echo.WrapHandler(http.HandlerFunc(d.PricingMD)))
-	e.Match(methods, discovery.CoursesPath+"/:page", echo.WrapHandler(http.HandlerFunc(d.CourseMD)))
+	e.Match(methods, vocab.AuthMDPath, echo.WrapHandler(http.HandlerFunc(d.AuthMD)))
+	e.Match(methods, vocab.LLMSTxtPath, echo.WrapHandler(http.HandlerFunc(d.LLMSTxt)))
+	e.Match(methods, vocab.PricingMDPath, echo.WrapHandler(http.HandlerFunc(d.PricingMD)))
+	e.Match(methods, vocab.CoursesPath+"/:page", echo.WrapHandler(http.HandlerFunc(d.CourseMD)))
 }

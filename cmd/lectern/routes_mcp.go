@@ -6,11 +6,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/mcp"
 	"github.com/lectern/lectern/storage/sqlstore"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
 
 // mountMCP mounts /mcp, each site's MCP server (Streamable HTTP, stateless).
@@ -19,7 +19,7 @@ import (
 // 405. All of them pass the Origin check and authentication first.
 func mountMCP(e *echo.Echo, a *app) {
 	h := mcp.New(mcp.Options{Store: cachedRoles{a.store, a.platform}, Auth: a.verifier, Logger: a.logger})
-	e.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, discovery.MCPPath, echo.WrapHandler(h))
+	e.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, vocab.MCPPath, echo.WrapHandler(h))
 }
 
 // cachedRoles is the store with the roles read through the platform's

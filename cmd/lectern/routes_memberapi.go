@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/labstack/echo/v4"
 
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/memberapi"
+	"github.com/lectern/lectern/vocab"
 )
 
 // mountMemberAPI mounts the Member API (GraphQL over POST) at
@@ -17,5 +17,5 @@ func mountMemberAPI(e *echo.Echo, a *app) {
 		// cannot serve the API must not start (memberapi's tests catch it).
 		panic(err)
 	}
-	e.Any(discovery.MemberGraphQLPath, echo.WrapHandler(h))
+	e.Any(vocab.MemberGraphQLPath, echo.WrapHandler(h))
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 	"github.com/lectern/lectern/web/ui"
 )
 
@@ -85,10 +86,10 @@ func newServer(a *app) (*server, error) {
 	e.Match(getHead, "/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry})))
 
 	disc := discovery.NewHandler(a.keys, a.logger)
-	e.Match(getHead, discovery.ProtectedResourcePath, echo.WrapHandler(http.HandlerFunc(disc.ProtectedResource)))
-	e.Match(getHead, discovery.AuthorizationServerPath, echo.WrapHandler(http.HandlerFunc(disc.AuthorizationServer)))
-	e.Match(getHead, discovery.OpenIDConfigurationPath, echo.WrapHandler(http.HandlerFunc(disc.AuthorizationServer)))
-	e.Match(getHead, discovery.JWKSPath, echo.WrapHandler(http.HandlerFunc(disc.JWKS)))
+	e.Match(getHead, vocab.ProtectedResourcePath, echo.WrapHandler(http.HandlerFunc(disc.ProtectedResource)))
+	e.Match(getHead, vocab.AuthorizationServerPath, echo.WrapHandler(http.HandlerFunc(disc.AuthorizationServer)))
+	e.Match(getHead, vocab.OpenIDConfigurationPath, echo.WrapHandler(http.HandlerFunc(disc.AuthorizationServer)))
+	e.Match(getHead, vocab.JWKSPath, echo.WrapHandler(http.HandlerFunc(disc.JWKS)))
 	e.Match(getHead, "/.well-known/*", echo.WrapHandler(http.HandlerFunc(discovery.NotFound)))
 	// Browser clients (the MCP Inspector, web agents) read the metadata
 	// cross-origin with headers of their own (MCP-Protocol-Version), so
@@ -97,15 +98,15 @@ func newServer(a *app) (*server, error) {
 
 	auth := a.auth
 	h := func(f http.HandlerFunc) echo.HandlerFunc { return echo.WrapHandler(f) }
-	e.GET(discovery.AuthorizePath, h(auth.Authorize))
+	e.GET(vocab.AuthorizePath, h(auth.Authorize))
 	e.Match([]string{http.MethodGet, http.MethodPost}, "/login", h(auth.Login))
 	e.Match([]string{http.MethodGet, http.MethodPost}, "/consent", h(auth.Consent))
 	e.Match([]string{http.MethodGet, http.MethodPost}, "/logout", h(auth.Logout))
-	e.POST(discovery.TokenPath, h(auth.Token))
-	e.Match([]string{http.MethodGet, http.MethodPost}, discovery.UserInfoPath, h(auth.UserInfo))
-	e.POST(discovery.RevocationPath, h(auth.Revocation))
-	e.POST(discovery.IntrospectionPath, h(auth.Introspection))
-	e.POST(discovery.RegistrationPath, h(auth.Register))
+	e.POST(vocab.TokenPath, h(auth.Token))
+	e.Match([]string{http.MethodGet, http.MethodPost}, vocab.UserInfoPath, h(auth.UserInfo))
+	e.POST(vocab.RevocationPath, h(auth.Revocation))
+	e.POST(vocab.IntrospectionPath, h(auth.Introspection))
+	e.POST(vocab.RegistrationPath, h(auth.Register))
 	e.Match(getHead, "/static/*", echo.WrapHandler(ui.Static()))
 
 	mountMemberAPI(e, a)

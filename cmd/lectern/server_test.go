@@ -25,6 +25,7 @@ import (
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/storage/sqlstore/sqltest"
 	"github.com/lectern/lectern/storage/storagetest"
+	"github.com/lectern/lectern/vocab"
 )
 
 // The acceptance of the foundation: the two demo origins answer as two
@@ -41,13 +42,13 @@ func TestTwoSitesOnOnePort(t *testing.T) {
 		}
 		sites := []*site{{origin: ts.academy()}, {origin: ts.open()}}
 		for _, s := range sites {
-			hdr := ts.getJSON(t, s.origin, discovery.AuthorizationServerPath, 200, &s.as)
+			hdr := ts.getJSON(t, s.origin, vocab.AuthorizationServerPath, 200, &s.as)
 			if hdr.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(hdr.Get("Cache-Control"), "max-age") {
 				t.Errorf("%s metadata headers: CORS %q, Cache-Control %q", s.origin, hdr.Get("Access-Control-Allow-Origin"), hdr.Get("Cache-Control"))
 			}
-			ts.getJSON(t, s.origin, discovery.OpenIDConfigurationPath, 200, &s.oidc)
-			ts.getJSON(t, s.origin, discovery.ProtectedResourcePath, 200, &s.prm)
-			ts.getJSON(t, s.origin, discovery.JWKSPath, 200, &s.jwks)
+			ts.getJSON(t, s.origin, vocab.OpenIDConfigurationPath, 200, &s.oidc)
+			ts.getJSON(t, s.origin, vocab.ProtectedResourcePath, 200, &s.prm)
+			ts.getJSON(t, s.origin, vocab.JWKSPath, 200, &s.jwks)
 
 			if s.as.Issuer != s.origin {
 				t.Errorf("issuer %q; want the origin %q", s.as.Issuer, s.origin)
@@ -89,7 +90,7 @@ func TestTwoSitesOnOnePort(t *testing.T) {
 			t.Fatal("both sites publish the same key")
 		}
 
-		code, hdr, body := ts.get(t, ts.academy(), discovery.AuthorizationServerPath, "Host", "unknown.test")
+		code, hdr, body := ts.get(t, ts.academy(), vocab.AuthorizationServerPath, "Host", "unknown.test")
 		var e oauthError
 		if code != 404 || hdr.Get("Content-Type") != "application/json" || json.Unmarshal(body, &e) != nil || e.Error != "not_found" {
 			t.Fatalf("unknown host: %d %s %s; want 404 JSON not_found", code, hdr.Get("Content-Type"), body)
@@ -110,7 +111,7 @@ func TestMetadataTellsTheTruthAboutIDTokens(t *testing.T) {
 	}
 	eventually(t, 5*time.Second, func() error {
 		var raw map[string]any
-		ts.getJSON(t, ts.open(), discovery.AuthorizationServerPath, 200, &raw)
+		ts.getJSON(t, ts.open(), vocab.AuthorizationServerPath, 200, &raw)
 		for _, f := range []string{"jwks_uri", "id_token_signing_alg_values_supported"} {
 			if _, ok := raw[f]; ok {
 				return fmt.Errorf("%s still advertised", f)
@@ -119,7 +120,7 @@ func TestMetadataTellsTheTruthAboutIDTokens(t *testing.T) {
 		return nil
 	})
 	var raw map[string]any
-	ts.getJSON(t, ts.academy(), discovery.AuthorizationServerPath, 200, &raw)
+	ts.getJSON(t, ts.academy(), vocab.AuthorizationServerPath, 200, &raw)
 	if _, ok := raw["jwks_uri"]; !ok {
 		t.Fatal("the other site lost jwks_uri")
 	}
@@ -140,7 +141,7 @@ func TestSiteChangeReachesOtherReplica(t *testing.T) {
 	second := startServer(t, b, &serverOptions{configure: sameRedis, originPort: first.port})
 
 	var before discovery.ProtectedResourceMetadata
-	second.getJSON(t, second.academy(), discovery.ProtectedResourcePath, 200, &before)
+	second.getJSON(t, second.academy(), vocab.ProtectedResourcePath, 200, &before)
 	if before.ResourceName != demo.AcademyName {
 		t.Fatalf("resource_name %q", before.ResourceName)
 	}
@@ -155,7 +156,7 @@ func TestSiteChangeReachesOtherReplica(t *testing.T) {
 	}
 	eventually(t, 3*time.Second, func() error {
 		var after discovery.ProtectedResourceMetadata
-		second.getJSON(t, second.academy(), discovery.ProtectedResourcePath, 200, &after)
+		second.getJSON(t, second.academy(), vocab.ProtectedResourcePath, 200, &after)
 		if after.ResourceName != "Renamed Academy" {
 			return fmt.Errorf("second replica still says %q", after.ResourceName)
 		}
@@ -183,7 +184,7 @@ func TestMalformedHostHeaders(t *testing.T) {
 		{"bracket junk", "[::1", 400, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			status, ctype := rawGet(t, addr, tc.host, discovery.AuthorizationServerPath)
+			status, ctype := rawGet(t, addr, tc.host, vocab.AuthorizationServerPath)
 			if status != tc.want {
 				t.Fatalf("Host %q: status %d; want %d", tc.host, status, tc.want)
 			}
@@ -193,7 +194,7 @@ func TestMalformedHostHeaders(t *testing.T) {
 		})
 	}
 	var ok discovery.ServerMetadata
-	ts.getJSON(t, ts.academy(), discovery.AuthorizationServerPath, 200, &ok)
+	ts.getJSON(t, ts.academy(), vocab.AuthorizationServerPath, 200, &ok)
 }
 
 func (ts *testServer) srvPort() int {
@@ -240,7 +241,7 @@ func TestCorruptKeyRowIsolated(t *testing.T) {
 		}
 		ts.app.keys.Invalidate(academy.ID)
 
-		code, hdr, body := ts.get(t, ts.academy(), discovery.JWKSPath)
+		code, hdr, body := ts.get(t, ts.academy(), vocab.JWKSPath)
 		var e oauthError
 		if code != 503 || json.Unmarshal(body, &e) != nil || e.Error != "temporarily_unavailable" || hdr.Get("Retry-After") == "" {
 			t.Fatalf("JWKS of the corrupt site: %d %s; want 503 temporarily_unavailable with Retry-After", code, body)
@@ -253,7 +254,7 @@ func TestCorruptKeyRowIsolated(t *testing.T) {
 			t.Fatalf("log does not name site and kid:\n%s", logs)
 		}
 		var jwks jose.JSONWebKeySet
-		ts.getJSON(t, ts.open(), discovery.JWKSPath, 200, &jwks)
+		ts.getJSON(t, ts.open(), vocab.JWKSPath, 200, &jwks)
 		if len(jwks.Keys) != 1 {
 			t.Fatalf("the other site's JWKS: %+v", jwks)
 		}
@@ -277,11 +278,11 @@ func TestDatabaseOutageAndRecovery(t *testing.T) {
 	var ready map[string]any
 	ts.getJSON(t, ts.academy(), "/readyz", 200, &ready)
 	var prm discovery.ProtectedResourceMetadata
-	ts.getJSON(t, ts.academy(), discovery.ProtectedResourcePath, 200, &prm) // resolved and cached
+	ts.getJSON(t, ts.academy(), vocab.ProtectedResourcePath, 200, &prm) // resolved and cached
 
 	proxy.cut()
 	var e oauthError
-	code, _, body := ts.get(t, "http://extra.test", discovery.ProtectedResourcePath)
+	code, _, body := ts.get(t, "http://extra.test", vocab.ProtectedResourcePath)
 	if code != 503 || json.Unmarshal(body, &e) != nil || e.Error != "temporarily_unavailable" {
 		t.Fatalf("request during outage: %d %s; want 503 JSON", code, body)
 	}
@@ -290,14 +291,14 @@ func TestDatabaseOutageAndRecovery(t *testing.T) {
 		t.Fatalf("/readyz during outage: %d %s", code, body)
 	}
 	// A site already resolved keeps serving its metadata from memory.
-	ts.getJSON(t, ts.academy(), discovery.ProtectedResourcePath, 200, &prm)
+	ts.getJSON(t, ts.academy(), vocab.ProtectedResourcePath, 200, &prm)
 
 	proxy.restore()
 	eventually(t, 10*time.Second, func() error {
 		if code, _, _ := ts.get(t, ts.academy(), "/readyz"); code != 200 {
 			return fmt.Errorf("/readyz %d", code)
 		}
-		if code, _, body := ts.get(t, "http://extra.test", discovery.ProtectedResourcePath); code != 200 {
+		if code, _, body := ts.get(t, "http://extra.test", vocab.ProtectedResourcePath); code != 200 {
 			return fmt.Errorf("extra site %d %s", code, body)
 		}
 		return nil
@@ -362,7 +363,7 @@ func TestRoutingErrorsAreJSON(t *testing.T) {
 		{"/no/such/page", 404, "not_found"},
 		{"/.well-known/oauth-protected-resource/mcp", 404, "not_found"},
 		{"/.well-known/oauth-authorization-server/extra", 404, "not_found"},
-		{discovery.TokenPath, 405, "method_not_allowed"}, // GET on a POST endpoint
+		{vocab.TokenPath, 405, "method_not_allowed"}, // GET on a POST endpoint
 	} {
 		code, hdr, body := ts.get(t, ts.academy(), tc.path)
 		var e oauthError
@@ -375,7 +376,7 @@ func TestRoutingErrorsAreJSON(t *testing.T) {
 func TestMetricsAndHealth(t *testing.T) {
 	ts := startServer(t, backend{name: "embedded"}, nil)
 	var prm discovery.ProtectedResourceMetadata
-	ts.getJSON(t, ts.academy(), discovery.ProtectedResourcePath, 200, &prm)
+	ts.getJSON(t, ts.academy(), vocab.ProtectedResourcePath, 200, &prm)
 	// Probes and scrapes address the pod, not a site.
 	code, _, body := ts.get(t, "http://10.1.2.3:8080", "/metrics")
 	if code != 200 || !strings.Contains(string(body), `lectern_http_requests_total{code="2xx",method="GET",route="/.well-known/oauth-protected-resource"}`) {
@@ -406,8 +407,8 @@ func TestMetricsAndHealth(t *testing.T) {
 // MCP-Protocol-Version, which needs one).
 func TestHeadAndPreflight(t *testing.T) {
 	ts := startServer(t, backend{name: "embedded"}, nil)
-	for _, path := range []string{discovery.ProtectedResourcePath, discovery.AuthorizationServerPath, discovery.OpenIDConfigurationPath,
-		discovery.JWKSPath, discovery.OpenAPIPath, "/healthz", "/readyz", "/auth.md", "/llms.txt"} {
+	for _, path := range []string{vocab.ProtectedResourcePath, vocab.AuthorizationServerPath, vocab.OpenIDConfigurationPath,
+		vocab.JWKSPath, vocab.OpenAPIPath, "/healthz", "/readyz", "/auth.md", "/llms.txt"} {
 		get, err := ts.client.Get(ts.academy() + path)
 		if err != nil {
 			t.Fatal(err)
@@ -424,7 +425,7 @@ func TestHeadAndPreflight(t *testing.T) {
 			t.Errorf("HEAD %s: %d %q (%d body bytes); GET %d %q", path, head.StatusCode, head.Header.Get("Content-Type"), len(hb), get.StatusCode, get.Header.Get("Content-Type"))
 		}
 	}
-	for _, path := range []string{discovery.ProtectedResourcePath, discovery.AuthorizationServerPath, discovery.JWKSPath} {
+	for _, path := range []string{vocab.ProtectedResourcePath, vocab.AuthorizationServerPath, vocab.JWKSPath} {
 		req, _ := http.NewRequest(http.MethodOptions, ts.academy()+path, nil)
 		req.Header.Set("Origin", "https://inspector.example")
 		req.Header.Set("Access-Control-Request-Method", "GET")
@@ -441,7 +442,7 @@ func TestHeadAndPreflight(t *testing.T) {
 		}
 	}
 	// Pages with effects do not take HEAD.
-	if resp, err := ts.client.Head(ts.academy() + discovery.AuthorizePath); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
+	if resp, err := ts.client.Head(ts.academy() + vocab.AuthorizePath); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("HEAD /oauth/authorize: %v %v", resp, err)
 	}
 }

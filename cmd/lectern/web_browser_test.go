@@ -18,8 +18,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"golang.org/x/oauth2"
 
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/internal/demo"
+	"github.com/lectern/lectern/vocab"
 )
 
 // webChromium is where the browser tests expect Chromium (the Debian
@@ -170,7 +170,7 @@ func TestWebBrowser(t *testing.T) {
 			ClientID: clientID, ClientSecret: secret, RedirectURL: cb.URL + "/callback",
 			Scopes: webMemberScopes,
 			Endpoint: oauth2.Endpoint{
-				AuthURL: academy + discovery.AuthorizePath, TokenURL: academy + discovery.TokenPath, AuthStyle: oauth2.AuthStyleInParams,
+				AuthURL: academy + vocab.AuthorizePath, TokenURL: academy + vocab.TokenPath, AuthStyle: oauth2.AuthStyleInParams,
 			},
 		}
 		verifier, state := oauth2.GenerateVerifier(), randomB64()
@@ -207,7 +207,7 @@ func TestWebBrowser(t *testing.T) {
 			t.Fatalf("exchanging the code: %v", err)
 		}
 		accessToken = tok.AccessToken
-		code, _, info := ts.bearerGet(t, academy+discovery.UserInfoPath, accessToken)
+		code, _, info := ts.bearerGet(t, academy+vocab.UserInfoPath, accessToken)
 		if code != http.StatusOK || info["email"] != demo.StudentEmail {
 			t.Fatalf("userinfo with the new token: %d %v", code, info)
 		}

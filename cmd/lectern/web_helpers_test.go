@@ -12,10 +12,10 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/internal/demo"
 	"github.com/lectern/lectern/internal/oauthtest"
 	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/vocab"
 )
 
 // webPerson is a signed-in browser (cookie jar) at one site.
@@ -273,7 +273,7 @@ func webMemberToken(t *testing.T, ts *testServer, clientID, secret string, scope
 // webUserinfoStatus is the status of userinfo with the token.
 func webUserinfoStatus(t *testing.T, ts *testServer, token string) int {
 	t.Helper()
-	code, _, _ := ts.bearerGet(t, ts.academy()+discovery.UserInfoPath, token)
+	code, _, _ := ts.bearerGet(t, ts.academy()+vocab.UserInfoPath, token)
 	return code
 }
 
@@ -281,7 +281,7 @@ func webUserinfoStatus(t *testing.T, ts *testServer, token string) int {
 // and returns the status and body.
 func webGraphQL(t *testing.T, ts *testServer, token string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, ts.academy()+discovery.MemberGraphQLPath, strings.NewReader(`{"query":"{ viewer { email } }"}`))
+	req, err := http.NewRequest(http.MethodPost, ts.academy()+vocab.MemberGraphQLPath, strings.NewReader(`{"query":"{ viewer { email } }"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func webAppNames(t *testing.T, ts *testServer) []string {
 func webMCPCall(t *testing.T, ts *testServer, token string) (int, string) {
 	t.Helper()
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"my_enrollments","arguments":{}}}`
-	req, err := http.NewRequest(http.MethodPost, ts.academy()+discovery.MCPPath, strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, ts.academy()+vocab.MCPPath, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

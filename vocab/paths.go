@@ -1,4 +1,4 @@
-package discovery
+package vocab
 
 // Endpoint paths, relative to a site's origin (spec §Endpoints). The router
 // mounts handlers at these paths and the metadata advertises them.
@@ -25,3 +25,6 @@ const (
 	// /courses/<slug>.md (see CourseMDPath).
 	CoursesPath = "/courses"
 )
+
+// CourseMDPath is the path of a course's Markdown page.
+func CourseMDPath(slug string) string { return CoursesPath + "/" + slug + ".md" }
