@@ -11,7 +11,7 @@ import (
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
-	"github.com/lectern/lectern/web/ui"
+	"github.com/lectern/lectern/ui"
 )
 
 // challengeRE: an S256 challenge is the base64url SHA-256 of the verifier,

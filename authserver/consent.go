@@ -11,7 +11,7 @@ import (
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
-	"github.com/lectern/lectern/web/ui"
+	"github.com/lectern/lectern/ui"
 )
 
 // consentData is what the consent page shows (DESIGN §9): the client's name,

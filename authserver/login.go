@@ -11,7 +11,7 @@ import (
 	"github.com/lectern/lectern/authserver/password"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
-	"github.com/lectern/lectern/web/ui"
+	"github.com/lectern/lectern/ui"
 )
 
 // loginData is what the sign-in page shows.

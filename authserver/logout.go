@@ -3,7 +3,7 @@ package authserver
 import (
 	"net/http"
 
-	"github.com/lectern/lectern/web/ui"
+	"github.com/lectern/lectern/ui"
 )
 
 // Logout shows a sign-out button (GET) and signs out (POST, CSRF-checked:

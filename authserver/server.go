@@ -14,8 +14,8 @@ import (
 	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/ui"
 	"github.com/lectern/lectern/vocab"
-	"github.com/lectern/lectern/web/ui"
 )
 
 // Lifetimes (DESIGN §10).

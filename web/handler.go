@@ -11,7 +11,7 @@ import (
 	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
-	"github.com/lectern/lectern/web/ui"
+	"github.com/lectern/lectern/ui"
 )
 
 // Store is what the pages read and write directly; application changes go

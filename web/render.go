@@ -9,7 +9,7 @@ import (
 	"github.com/lectern/lectern/authserver"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
-	"github.com/lectern/lectern/web/ui"
+	"github.com/lectern/lectern/ui"
 )
 
 // chrome is what every page of this package shows around its content; page

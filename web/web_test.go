@@ -19,7 +19,7 @@ import (
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/storage/cache"
 	"github.com/lectern/lectern/tenant"
-	"github.com/lectern/lectern/web/ui"
+	"github.com/lectern/lectern/ui"
 )
 
 var testNow = time.Date(2026, 3, 3, 14, 5, 0, 0, time.UTC)

@@ -20,7 +20,7 @@ import (
 	"github.com/lectern/lectern/storage/cache"
 	"github.com/lectern/lectern/storage/sqlstore"
 	"github.com/lectern/lectern/tenant"
-	"github.com/lectern/lectern/web/ui"
+	"github.com/lectern/lectern/ui"
 )
 
 // app is the opened process state every command shares.

@@ -19,8 +19,8 @@ import (
 	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/ui"
 	"github.com/lectern/lectern/vocab"
-	"github.com/lectern/lectern/web/ui"
 )
 
 // server is the HTTP side of the app.
