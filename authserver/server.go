@@ -12,6 +12,7 @@ import (
 	"github.com/lectern/lectern/authserver/bearer"
 	"github.com/lectern/lectern/authserver/keys"
 	"github.com/lectern/lectern/internal/platform"
+	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 	"github.com/lectern/lectern/ui"
@@ -40,6 +41,9 @@ type Options struct {
 	Logger   *slog.Logger
 	// Platform creates clients (open registration).
 	Platform *platform.Platform
+	// Sessions is the browser-session store, shared with the admin area
+	// (web). Default: one over Cache.
+	Sessions *session.Store
 	// Clients resolves client IDs that are not rows of the site (Client ID
 	// Metadata Documents). Optional.
 	Clients ClientSource
@@ -72,7 +76,7 @@ type Server struct {
 	loginWindow   time.Duration
 
 	clients  *clientCache
-	sessions *Sessions
+	sessions *session.Store
 	tokenRL  *leasedLimiter
 	op       http.Handler
 }
@@ -103,7 +107,10 @@ func New(o Options) (*Server, error) {
 	s.tokenRL = newLeasedLimiter(o.Cache, s.tokenRate, 5, s.now)
 	s.vendors = &vendorCache{store: o.Store, now: s.now}
 	s.clients = &clientCache{store: o.Store, ttl: 30 * time.Second, now: s.now, entries: map[clientKey]clientEntry{}}
-	s.sessions = &Sessions{cache: o.Cache, now: s.now}
+	s.sessions = o.Sessions
+	if s.sessions == nil {
+		s.sessions = session.NewStore(o.Cache, s.now)
+	}
 	s.op = op.RegisterServer(&opServer{s: s}, op.Endpoints{
 		Token:         op.NewEndpoint(vocab.TokenPath),
 		Revocation:    op.NewEndpoint(vocab.RevocationPath),
@@ -125,9 +132,6 @@ func (s *Server) InvalidateCIMD() {
 // SetCodeLifetime changes how long authorization codes live (default
 // CodeLifetime). Call it before serving; tests shorten it to see expiry.
 func (s *Server) SetCodeLifetime(d time.Duration) { s.codeLifetime = d }
-
-// Sessions returns the browser-session store shared with the admin area.
-func (s *Server) Sessions() *Sessions { return s.sessions }
 
 // InvalidateClient drops a cached client (after a change broadcast);
 // clientID "" drops every client of the site.

@@ -16,6 +16,7 @@ import (
 	"github.com/lectern/lectern/authserver/keys"
 	"github.com/lectern/lectern/authserver/password"
 	"github.com/lectern/lectern/internal/platform"
+	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/storage/cache"
 	"github.com/lectern/lectern/storage/sqlstore"
@@ -33,6 +34,7 @@ type app struct {
 	platform *platform.Platform
 	verifier *bearer.Verifier
 	auth     *authserver.Server
+	sessions *session.Store
 	// files keeps uploads; opened only for serving (openOptions.files).
 	files adminapi.FileStore
 }
@@ -111,8 +113,9 @@ func openApp(ctx context.Context, cfg *config, logger *slog.Logger, o openOption
 	fetcher := cimd.New(cimd.Options{
 		Cache: a.cache, Logger: logger, RootCAs: cfg.cimdTestRoots, AllowLoopbackForTests: cfg.cimdTestRoots != nil,
 	})
+	a.sessions = session.NewStore(a.cache, time.Now)
 	a.auth, err = authserver.New(authserver.Options{
-		Store: a.store, Cache: a.cache, Keys: a.keys, Verifier: a.verifier, UI: renderer, Logger: logger, Platform: a.platform,
+		Sessions: a.sessions, Store: a.store, Cache: a.cache, Keys: a.keys, Verifier: a.verifier, UI: renderer, Logger: logger, Platform: a.platform,
 		Clients: &authserver.CIMDClients{Fetcher: fetcher, Store: a.store, Now: time.Now},
 	})
 	if err != nil {

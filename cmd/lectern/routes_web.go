@@ -13,7 +13,7 @@ import (
 // session.
 func mountWeb(e *echo.Echo, a *app) {
 	h, err := web.New(web.Options{
-		Store: a.store, Cache: a.cache, Platform: a.platform, Sessions: a.auth.Sessions(),
+		Store: a.store, Cache: a.cache, Platform: a.platform, Sessions: a.sessions,
 		Revoker: a.verifier, Logger: a.logger,
 	})
 	if err != nil {

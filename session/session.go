@@ -1,10 +1,9 @@
-package authserver
+package session
 
 import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -18,11 +17,11 @@ import (
 
 // Browser-session lifetimes (DESIGN §10).
 const (
-	SessionIdle     = 12 * time.Hour
-	SessionAbsolute = 14 * 24 * time.Hour
-	// sessionTouch is how often an active session's idle timer is renewed;
+	Idle     = 12 * time.Hour
+	Absolute = 14 * 24 * time.Hour
+	// touchEvery is how often an active session's idle timer is renewed;
 	// renewing on every request would cost a cache write each time.
-	sessionTouch = 10 * time.Minute
+	touchEvery = 10 * time.Minute
 )
 
 // Session is a signed-in person at one site. Sessions live in the cache
@@ -39,10 +38,18 @@ type Session struct {
 	id string
 }
 
-// Sessions stores browser sessions and their cookies.
-type Sessions struct {
+// Store keeps browser sessions in the cache and sets their cookies.
+type Store struct {
 	cache storage.Cache
 	now   func() time.Time
+}
+
+// NewStore returns a Store over cache. now is the clock (nil: time.Now).
+func NewStore(cache storage.Cache, now func() time.Time) *Store {
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{cache: cache, now: now}
 }
 
 // cookieName is per site: cookies ignore ports, so two sites on one host
@@ -63,7 +70,7 @@ func sessionKey(site tenant.ID, id string) string {
 
 // Get returns the request's session at site, or nil without one. A storage
 // error is returned as such (the caller answers 503, not "signed out").
-func (ss *Sessions) Get(r *http.Request, site *tenant.Site) (*Session, error) {
+func (ss *Store) Get(r *http.Request, site *tenant.Site) (*Session, error) {
 	s, _, err := ss.GetWith(r, site, nil)
 	return s, err
 }
@@ -73,7 +80,7 @@ func (ss *Sessions) Get(r *http.Request, site *tenant.Site) (*Session, error) {
 // random part authenticates it; the stored session must name the same
 // user), so per-user data can be read alongside. The values are nil when
 // there is no session.
-func (ss *Sessions) GetWith(r *http.Request, site *tenant.Site, more func(userID string) []string) (*Session, [][]byte, error) {
+func (ss *Store) GetWith(r *http.Request, site *tenant.Site, more func(userID string) []string) (*Session, [][]byte, error) {
 	c, err := r.Cookie(cookieName(site, "lectern_session"))
 	if err != nil {
 		return nil, nil, nil
@@ -98,12 +105,12 @@ func (ss *Sessions) GetWith(r *http.Request, site *tenant.Site, more func(userID
 		return nil, nil, nil
 	}
 	now := ss.now()
-	if now.Sub(s.Created) > SessionAbsolute {
+	if now.Sub(s.Created) > Absolute {
 		_ = ss.cache.Delete(r.Context(), sessionKey(site.ID, id))
 		return nil, nil, nil
 	}
 	s.id = id
-	if now.Sub(s.Touched) > sessionTouch {
+	if now.Sub(s.Touched) > touchEvery {
 		s.Touched = now
 		_ = ss.save(r.Context(), &s) // best effort: the session is valid either way
 	}
@@ -111,7 +118,7 @@ func (ss *Sessions) GetWith(r *http.Request, site *tenant.Site, more func(userID
 }
 
 // Create starts a session for user and sets its cookie.
-func (ss *Sessions) Create(w http.ResponseWriter, r *http.Request, site *tenant.Site, userID string) (*Session, error) {
+func (ss *Store) Create(w http.ResponseWriter, r *http.Request, site *tenant.Site, userID string) (*Session, error) {
 	now := ss.now()
 	s := &Session{SiteID: site.ID, UserID: userID, AuthTime: now, Created: now, Touched: now, CSRF: randomToken(), id: randomToken()}
 	if err := ss.save(r.Context(), s); err != nil {
@@ -125,7 +132,7 @@ func (ss *Sessions) Create(w http.ResponseWriter, r *http.Request, site *tenant.
 }
 
 // Destroy ends the request's session, if any, and clears its cookie.
-func (ss *Sessions) Destroy(w http.ResponseWriter, r *http.Request, site *tenant.Site) error {
+func (ss *Store) Destroy(w http.ResponseWriter, r *http.Request, site *tenant.Site) error {
 	name := cookieName(site, "lectern_session")
 	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: site.Secure(), SameSite: http.SameSiteLaxMode})
 	c, err := r.Cookie(name)
@@ -136,56 +143,17 @@ func (ss *Sessions) Destroy(w http.ResponseWriter, r *http.Request, site *tenant
 	return ss.cache.Delete(r.Context(), sessionKey(site.ID, id))
 }
 
-func (ss *Sessions) save(ctx context.Context, s *Session) error {
+func (ss *Store) save(ctx context.Context, s *Session) error {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return err
 	}
-	return ss.cache.Set(ctx, sessionKey(s.SiteID, s.id), b, SessionIdle)
-}
-
-// CSRFToken returns the anti-forgery token for forms of r's browser at
-// site, setting its cookie if the browser has none yet. Signed-in pages use
-// the session's token; the sign-in page, shown before a session exists, uses
-// a double-submit cookie, which also stops login CSRF.
-func CSRFToken(w http.ResponseWriter, r *http.Request, site *tenant.Site, sess *Session) string {
-	if sess != nil {
-		return sess.CSRF
-	}
-	name := cookieName(site, "lectern_csrf")
-	if c, err := r.Cookie(name); err == nil && len(c.Value) == 43 {
-		return c.Value
-	}
-	tok := randomToken()
-	http.SetCookie(w, &http.Cookie{Name: name, Value: tok, Path: "/", HttpOnly: true, Secure: site.Secure(), SameSite: http.SameSiteLaxMode})
-	return tok
-}
-
-// CheckCSRF verifies the csrf_token field of a submitted form.
-func CheckCSRF(r *http.Request, site *tenant.Site, sess *Session) bool {
-	got := r.PostFormValue("csrf_token")
-	if got == "" {
-		return false
-	}
-	want := ""
-	if sess != nil {
-		want = sess.CSRF
-	} else if c, err := r.Cookie(cookieName(site, "lectern_csrf")); err == nil {
-		want = c.Value
-	}
-	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+	return ss.cache.Set(ctx, sessionKey(s.SiteID, s.id), b, Idle)
 }
 
 // randomToken returns 256 random bits, base64url (43 characters).
 func randomToken() string {
 	var b [32]byte
-	_, _ = rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
-// randomID returns 128 random bits, base64url (22 characters).
-func randomID() string {
-	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
