@@ -74,7 +74,7 @@ var onlyIn = map[string][]string{
 	"gorm.io/":                          {"storage/sqlstore"},
 	"github.com/redis/go-redis":         {"storage/cache"},
 	"github.com/go-redis/redis_rate":    {"storage/cache"},
-	"github.com/labstack/echo":          {"cmd/lectern", "adminapi"},
+	"github.com/labstack/echo":          {"internal/server", "adminapi"},
 	"github.com/glebarez/":              {"storage/sqlstore"},
 	"github.com/jackc/pgx":              {"storage/sqlstore"},
 	"github.com/zitadel/oidc/v3/pkg/op": {"authserver"},
@@ -146,7 +146,10 @@ func dependencyViolations(pkgs []goPackage) []string {
 			if allowed, leaf := leaves[r]; leaf && !slices.Contains(allowed, ir) {
 				bad("%s is a leaf and may import only %v of ours; it imports %s", r, allowed, ir)
 			}
-			if strings.HasPrefix(r, "storage") && (slices.Contains(handlers, topLevel(ir)) || topLevel(ir) == "cmd") {
+			if ir == "internal/server" && r != "cmd/lectern" {
+				bad("%s imports internal/server, the wiring; only cmd/lectern may", r)
+			}
+			if strings.HasPrefix(r, "storage") && (slices.Contains(handlers, topLevel(ir)) || topLevel(ir) == "cmd" || ir == "internal/server") {
 				bad("%s (storage) imports the handler package %s", r, ir)
 			}
 			if h := topLevel(r); slices.Contains(handlers, h) {
@@ -196,6 +199,9 @@ func TestDependencyRulesCatchMistakes(t *testing.T) {
 		{"session", "storage", false},
 		{"mcp", "vocab", false},
 		{"web", "internal/platform", false},
+		{"mcp", "internal/server", true},
+		{"cmd/lectern", "internal/server", false},
+		{"storage/cache", "internal/server", true},
 		{"authserver", "internal/platform", authserverPlatformRule},
 	} {
 		got := dependencyViolations([]goPackage{{ImportPath: module + "/" + c.pkg, Imports: []string{module + "/" + c.imp}}})

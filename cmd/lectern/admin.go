@@ -15,14 +15,15 @@ import (
 	"time"
 
 	"github.com/lectern/lectern/internal/demo"
+	"github.com/lectern/lectern/internal/server"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 )
 
 // adminCommand parses the shared settings plus the command's own flags,
 // opens the app and runs f.
-func adminCommand(ctx context.Context, env *cmdEnv, name string, args []string, o openOptions,
-	define func(fs *flag.FlagSet), f func(a *app, fs *flag.FlagSet) error) error {
+func adminCommand(ctx context.Context, env *cmdEnv, name string, args []string, o server.OpenOptions,
+	define func(fs *flag.FlagSet), f func(a *server.App, fs *flag.FlagSet) error) error {
 	fs := flag.NewFlagSet("lectern "+name, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	var cfg config
@@ -39,7 +40,7 @@ func adminCommand(ctx context.Context, env *cmdEnv, name string, args []string, 
 	// Libraries that log through slog's default (zitadel's route
 	// registration) follow the command's level and format.
 	slog.SetDefault(logger)
-	a, err := openApp(ctx, &cfg, logger, o)
+	a, err := server.Open(ctx, &cfg.Config, logger, o)
 	if err != nil {
 		return err
 	}
@@ -62,16 +63,16 @@ func runMigrate(ctx context.Context, env *cmdEnv, args []string) error {
 	// Libraries that log through slog's default (zitadel's route
 	// registration) follow the command's level and format.
 	slog.SetDefault(logger)
-	a, err := openApp(ctx, &cfg, logger, openOptions{migrate: true})
+	a, err := server.Open(ctx, &cfg.Config, logger, server.OpenOptions{Migrate: true})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	v, err := a.store.SchemaVersion(ctx)
+	v, err := a.Store.SchemaVersion(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "schema at version %d (%s)\n", v, a.store.Dialect())
+	fmt.Fprintf(env.stdout, "schema at version %d (%s)\n", v, a.Store.Dialect())
 	return nil
 }
 
@@ -81,10 +82,10 @@ func runSeed(ctx context.Context, env *cmdEnv, args []string) error {
 		return errUsage
 	}
 	var port int
-	return adminCommand(ctx, env, "seed demo", args[1:], openOptions{requireCurrentSchema: true},
+	return adminCommand(ctx, env, "seed demo", args[1:], server.OpenOptions{RequireCurrentSchema: true},
 		func(fs *flag.FlagSet) { fs.IntVar(&port, "port", demo.DefaultPort, "port of the demo origins") },
-		func(a *app, _ *flag.FlagSet) error {
-			if _, err := demo.Seed(ctx, a.platform, a.store, port, time.Now()); err != nil {
+		func(a *server.App, _ *flag.FlagSet) error {
+			if _, err := demo.Seed(ctx, a.Platform, a.Store, port, time.Now()); err != nil {
 				if errors.Is(err, demo.ErrSeeded) {
 					fmt.Fprintln(env.stdout, "the demo sites exist already; nothing to do")
 					return nil
@@ -143,30 +144,30 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	switch sub {
 	case "create":
-		return adminCommand(ctx, env, "site create", args, openOptions{requireCurrentSchema: true},
+		return adminCommand(ctx, env, "site create", args, server.OpenOptions{RequireCurrentSchema: true},
 			func(fs *flag.FlagSet) {
 				fs.StringVar(&slug, "slug", "", "short name (lower-case letters, digits, '-')")
 				siteFlags(fs)
 			},
-			func(a *app, _ *flag.FlagSet) error {
+			func(a *server.App, _ *flag.FlagSet) error {
 				s := &storage.Site{Slug: slug, Name: name, Origin: origin, Aliases: aliases,
 					RegistrationVariant: tenant.Variant(strings.ToUpper(variant)), IDTokensEnabled: idTokens,
 					MCPConnectionsBeta: mcpBeta, CIMDOpen: cimdOpen, Description: description, Locale: locale}
-				if err := a.platform.CreateSite(ctx, s); err != nil {
+				if err := a.Platform.CreateSite(ctx, s); err != nil {
 					return err
 				}
 				return printResult(env.stdout, asJSON, toSiteJSON(s), fmt.Sprintf("created site %s (id %d) at %s", s.Slug, s.ID, s.Origin))
 			})
 	case "update":
-		return adminCommand(ctx, env, "site update", args, openOptions{requireCurrentSchema: true},
+		return adminCommand(ctx, env, "site update", args, server.OpenOptions{RequireCurrentSchema: true},
 			func(fs *flag.FlagSet) {
 				fs.StringVar(&ref, "site", "", "site slug or ID")
 				fs.StringVar(&slug, "slug", "", "new slug")
 				fs.BoolVar(&clearAliases, "clear-aliases", false, "remove every alias (before adding --alias ones)")
 				siteFlags(fs)
 			},
-			func(a *app, fs *flag.FlagSet) error {
-				s, err := a.siteByRef(ctx, ref)
+			func(a *server.App, fs *flag.FlagSet) error {
+				s, err := siteByRef(ctx, a, ref)
 				if err != nil {
 					return err
 				}
@@ -196,18 +197,18 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 					s.Aliases = nil
 				}
 				s.Aliases = append(s.Aliases, aliases...)
-				if err := a.platform.UpdateSite(ctx, s); err != nil {
+				if err := a.Platform.UpdateSite(ctx, s); err != nil {
 					return err
 				}
 				return printResult(env.stdout, asJSON, toSiteJSON(s), fmt.Sprintf("updated site %s (id %d)", s.Slug, s.ID))
 			})
 	case "list":
-		return adminCommand(ctx, env, "site list", args, openOptions{requireCurrentSchema: true},
+		return adminCommand(ctx, env, "site list", args, server.OpenOptions{RequireCurrentSchema: true},
 			func(fs *flag.FlagSet) { fs.BoolVar(&asJSON, "json", false, "print JSON") },
-			func(a *app, _ *flag.FlagSet) error {
+			func(a *server.App, _ *flag.FlagSet) error {
 				var all []siteJSON
 				for after := tenant.ID(0); ; {
-					page, err := a.store.ListSites(ctx, after, 500)
+					page, err := a.Store.ListSites(ctx, after, 500)
 					if err != nil {
 						return err
 					}
@@ -246,7 +247,7 @@ func runUser(ctx context.Context, env *cmdEnv, args []string) error {
 		email, name, picture, pw string
 		pwStdin, asJSON          bool
 	)
-	return adminCommand(ctx, env, "user create", args[1:], openOptions{requireCurrentSchema: true},
+	return adminCommand(ctx, env, "user create", args[1:], server.OpenOptions{RequireCurrentSchema: true},
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&email, "email", "", "e-mail address (unique, case-insensitive)")
 			fs.StringVar(&name, "name", "", "name")
@@ -255,7 +256,7 @@ func runUser(ctx context.Context, env *cmdEnv, args []string) error {
 			fs.BoolVar(&pwStdin, "password-stdin", false, "read the password from the first line of stdin")
 			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
 		},
-		func(a *app, _ *flag.FlagSet) error {
+		func(a *server.App, _ *flag.FlagSet) error {
 			if pwStdin {
 				line, err := bufio.NewReader(os.Stdin).ReadString('\n')
 				if err != nil && !errors.Is(err, io.EOF) {
@@ -263,7 +264,7 @@ func runUser(ctx context.Context, env *cmdEnv, args []string) error {
 				}
 				pw = strings.TrimRight(line, "\r\n")
 			}
-			u, err := a.platform.CreateUser(ctx, email, name, picture, pw)
+			u, err := a.Platform.CreateUser(ctx, email, name, picture, pw)
 			if err != nil {
 				return err
 			}
@@ -282,28 +283,28 @@ func runRole(ctx context.Context, env *cmdEnv, args []string) error {
 		ref, email, role string
 		asJSON           bool
 	)
-	return adminCommand(ctx, env, "role "+sub, args[1:], openOptions{requireCurrentSchema: true},
+	return adminCommand(ctx, env, "role "+sub, args[1:], server.OpenOptions{RequireCurrentSchema: true},
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&ref, "site", "", "site slug or ID")
 			fs.StringVar(&email, "user", "", "the user's e-mail address")
 			fs.StringVar(&role, "role", "", "owner, admin, lecturer or student")
 			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
 		},
-		func(a *app, _ *flag.FlagSet) error {
-			s, err := a.siteByRef(ctx, ref)
+		func(a *server.App, _ *flag.FlagSet) error {
+			s, err := siteByRef(ctx, a, ref)
 			if err != nil {
 				return err
 			}
 			var u *storage.User
 			if sub == "grant" {
-				u, err = a.platform.GrantRole(ctx, s.ID, email, role)
+				u, err = a.Platform.GrantRole(ctx, s.ID, email, role)
 			} else {
-				u, err = a.platform.RevokeRole(ctx, s.ID, email, role)
+				u, err = a.Platform.RevokeRole(ctx, s.ID, email, role)
 			}
 			if err != nil {
 				return err
 			}
-			roles, err := a.store.RolesAt(ctx, s.ID, u.ID)
+			roles, err := a.Store.RolesAt(ctx, s.ID, u.ID)
 			if err != nil {
 				return err
 			}
@@ -322,18 +323,18 @@ func runKeys(ctx context.Context, env *cmdEnv, args []string) error {
 		activateIn time.Duration
 		asJSON     bool
 	)
-	return adminCommand(ctx, env, "keys rotate", args[1:], openOptions{requireCurrentSchema: true},
+	return adminCommand(ctx, env, "keys rotate", args[1:], server.OpenOptions{RequireCurrentSchema: true},
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&ref, "site", "", "site slug or ID")
 			fs.DurationVar(&activateIn, "activate-in", time.Hour, "pre-publication delay: the new key is in the JWKS this long before it signs (0: at once)")
 			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
 		},
-		func(a *app, _ *flag.FlagSet) error {
-			s, err := a.siteByRef(ctx, ref)
+		func(a *server.App, _ *flag.FlagSet) error {
+			s, err := siteByRef(ctx, a, ref)
 			if err != nil {
 				return err
 			}
-			k, err := a.platform.RotateKey(ctx, s.ID, activateIn)
+			k, err := a.Platform.RotateKey(ctx, s.ID, activateIn)
 			if err != nil {
 				return err
 			}
@@ -356,3 +357,19 @@ type stringList []string
 
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// siteByRef finds a site by slug or numeric ID.
+func siteByRef(ctx context.Context, a *server.App, ref string) (*storage.Site, error) {
+	if ref == "" {
+		return nil, errors.New("--site is required (a slug or an ID)")
+	}
+	s, err := a.Store.SiteBySlug(ctx, ref)
+	if errors.Is(err, storage.ErrNotFound) {
+		var id int64
+		if _, scanErr := fmt.Sscan(ref, &id); scanErr == nil {
+			return a.Store.SiteByID(ctx, tenant.ID(id))
+		}
+		return nil, fmt.Errorf("no site %q", ref)
+	}
+	return s, err
+}

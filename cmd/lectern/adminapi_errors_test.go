@@ -207,12 +207,12 @@ func TestAdminOtherSitesIDs(t *testing.T) {
 		subscription := mk("/subscriptions", map[string]any{"email": demo.StudentEmail, "planId": admID(t, plan, "id"), "currentPeriodEnd": "2031-01-01T00:00:00Z"})
 		file := admUpload(t, ts, ts.open(), openTok, "logo.png", "image/png", admPNG).want(t, http.StatusCreated, "upload at Open School").obj(t)
 		form := &storage.Form{Slug: "contact", Title: "Contact", Fields: []storage.FormField{{Name: "message", Label: "Message", Type: "text"}}}
-		if err := ts.app.store.FormRecords().Create(t.Context(), open.ID, form); err != nil {
+		if err := ts.app.Store.FormRecords().Create(t.Context(), open.ID, form); err != nil {
 			t.Fatal(err)
 		}
-		openUser, _ := ts.app.store.UserByEmail(t.Context(), demo.StudentEmail)
+		openUser, _ := ts.app.Store.UserByEmail(t.Context(), demo.StudentEmail)
 		comment := &storage.Comment{UserID: openUser.ID, Body: "Nice", CourseID: admPtr(admID(t, course, "id"))}
-		if err := ts.app.store.CommentRecords().Create(t.Context(), open.ID, comment); err != nil {
+		if err := ts.app.Store.CommentRecords().Create(t.Context(), open.ID, comment); err != nil {
 			t.Fatal(err)
 		}
 		var orders struct{ Items []map[string]any }

@@ -85,14 +85,14 @@ func TestAdminCoursesAndCurriculum(t *testing.T) {
 		if pub["status"] != "published" || pub["publishedAt"] == nil {
 			t.Fatalf("published course %v", pub)
 		}
-		if _, err := ts.app.store.CourseBySlug(t.Context(), academy.ID, "rust-basics"); err != nil {
+		if _, err := ts.app.Store.CourseBySlug(t.Context(), academy.ID, "rust-basics"); err != nil {
 			t.Fatalf("the published course is not in the public catalog: %v", err)
 		}
 		c.do(http.MethodPost, cp+"/publish", nil, 200) // publishing again changes nothing
 		if unpub := c.do(http.MethodPost, cp+"/unpublish", nil, 200); unpub["status"] != "draft" || unpub["publishedAt"] != nil {
 			t.Fatalf("unpublished course %v", unpub)
 		}
-		if _, err := ts.app.store.CourseBySlug(t.Context(), academy.ID, "rust-basics"); !errors.Is(err, storage.ErrNotFound) {
+		if _, err := ts.app.Store.CourseBySlug(t.Context(), academy.ID, "rust-basics"); !errors.Is(err, storage.ErrNotFound) {
 			t.Fatalf("the unpublished course is still public: %v", err)
 		}
 
@@ -139,7 +139,7 @@ func TestAdminCoursesAndCurriculum(t *testing.T) {
 		c.do(http.MethodDelete, cp, nil, 204)
 		c.do(http.MethodGet, cp, nil, 404)
 
-		owner, _ := ts.app.store.UserByEmail(t.Context(), demo.OwnerEmail)
+		owner, _ := ts.app.Store.UserByEmail(t.Context(), demo.OwnerEmail)
 		want := []string{"course.created", "course.updated", "course.published", "course.unpublished", "section.created", "section.created",
 			"lecture.created", "lecture.created", "lecture.created", "curriculum.reordered", "lecture.updated", "section.updated",
 			"lecture.deleted", "section.deleted", "course.deleted"}
@@ -373,7 +373,7 @@ func TestAdminSchoolAndOAuthApplications(t *testing.T) {
 		// Vendor and other sites' clients are not applications of the site.
 		c.do(http.MethodGet, "/oauth-applications/"+demo.VendorClientID, nil, 404)
 
-		owner, _ := ts.app.store.UserByEmail(t.Context(), demo.OwnerEmail)
+		owner, _ := ts.app.Store.UserByEmail(t.Context(), demo.OwnerEmail)
 		acts := admActions(t, ts, academy, owner.ID)
 		for _, want := range []string{"school.updated", "client.created", "client.secret_rotated", "client.updated", "client.deleted"} {
 			if !slices.Contains(acts, want) {
@@ -553,13 +553,13 @@ func TestAdminSubscriptionsCommentsForms(t *testing.T) {
 		// Comments and form submissions come from members; the fixtures go
 		// straight to the store.
 		ctx := t.Context()
-		student, _ := ts.app.store.UserByEmail(ctx, demo.StudentEmail)
+		student, _ := ts.app.Store.UserByEmail(ctx, demo.StudentEmail)
 		post := c.do(http.MethodPost, "/posts", map[string]any{"slug": "news", "title": "News", "status": "published"}, 201)
 		postID := int64(post["id"].(float64))
 		courses := c.do(http.MethodGet, "/courses", nil, 200)["items"].([]any)
 		courseID := int64(courses[0].(map[string]any)["id"].(float64))
 		for _, cm := range []*storage.Comment{{UserID: student.ID, Body: "On the post", PostID: &postID}, {UserID: student.ID, Body: "On the course", CourseID: &courseID}} {
-			if err := ts.app.store.CommentRecords().Create(ctx, academy.ID, cm); err != nil {
+			if err := ts.app.Store.CommentRecords().Create(ctx, academy.ID, cm); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -574,7 +574,7 @@ func TestAdminSubscriptionsCommentsForms(t *testing.T) {
 		c.do(http.MethodGet, admPath("/comments", all["items"].([]any)[0].(map[string]any)["id"]), nil, 200)
 
 		form := &storage.Form{Slug: "waitlist", Title: "Wait list", Fields: []storage.FormField{{Name: "email", Label: "E-mail", Type: "email", Required: true}}}
-		if err := ts.app.store.FormRecords().Create(ctx, academy.ID, form); err != nil {
+		if err := ts.app.Store.FormRecords().Create(ctx, academy.ID, form); err != nil {
 			t.Fatal(err)
 		}
 		for i := range 3 {
@@ -582,7 +582,7 @@ func TestAdminSubscriptionsCommentsForms(t *testing.T) {
 			if i == 0 {
 				sub.UserID = &student.ID
 			}
-			if err := ts.app.store.FormSubmissionRecords().Create(ctx, academy.ID, sub); err != nil {
+			if err := ts.app.Store.FormSubmissionRecords().Create(ctx, academy.ID, sub); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -171,7 +171,7 @@ func admInsufficientScope(t *testing.T, r admResp, want, what string) {
 // admAudit returns the actions of the site's audit events, newest first.
 func admAudit(t *testing.T, ts *testServer, site storage.Site) []storage.AuditEvent {
 	t.Helper()
-	es, err := ts.app.store.ListAudit(t.Context(), site.ID, 0, 500)
+	es, err := ts.app.Store.ListAudit(t.Context(), site.ID, 0, 500)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,10 +182,10 @@ func admAudit(t *testing.T, ts *testServer, site storage.Site) []storage.AuditEv
 func admSites(t *testing.T, ts *testServer) (academy, open *storage.Site) {
 	t.Helper()
 	var err error
-	if academy, err = ts.app.store.SiteBySlug(t.Context(), "demo-academy"); err != nil {
+	if academy, err = ts.app.Store.SiteBySlug(t.Context(), "demo-academy"); err != nil {
 		t.Fatal(err)
 	}
-	if open, err = ts.app.store.SiteBySlug(t.Context(), "open-school"); err != nil {
+	if open, err = ts.app.Store.SiteBySlug(t.Context(), "open-school"); err != nil {
 		t.Fatal(err)
 	}
 	return academy, open

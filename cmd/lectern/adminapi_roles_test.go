@@ -27,14 +27,14 @@ func TestAdminRolesCheckedPerRequest(t *testing.T) {
 			want(t, http.StatusCreated, "the admin creates a course")
 
 		// Admins cannot change owners, nor make them.
-		ownerUser, err := ts.app.store.UserByEmail(t.Context(), demo.OwnerEmail)
+		ownerUser, err := ts.app.Store.UserByEmail(t.Context(), demo.OwnerEmail)
 		if err != nil {
 			t.Fatal(err)
 		}
 		admProblem(t, admDo(t, ts, http.MethodDelete, ts.academy(), "/members/"+ownerUser.ID+"/roles/owner", admin, nil), http.StatusForbidden, "", "an admin removes the owner")
 		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/members", admin, map[string]any{"email": demo.LecturerEmail, "role": "owner"}), http.StatusForbidden, "", "an admin makes an owner")
 		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/members", admin, map[string]any{"email": demo.OwnerEmail, "role": "student"}), http.StatusForbidden, "", "an admin adds a role to an owner")
-		if roles, _ := ts.app.store.RolesAt(t.Context(), academy.ID, ownerUser.ID); slices.Contains(roles, "student") {
+		if roles, _ := ts.app.Store.RolesAt(t.Context(), academy.ID, ownerUser.ID); slices.Contains(roles, "student") {
 			t.Fatalf("an admin changed the owner's roles: %v", roles)
 		}
 		// The last owner stays one, even by their own hand.
@@ -42,11 +42,11 @@ func TestAdminRolesCheckedPerRequest(t *testing.T) {
 
 		// Demoted to lecturer: lecturer scopes still work, the others stop at once.
 		admDo(t, ts, http.MethodPost, ts.academy(), "/members", owner, map[string]any{"email": demo.OutsiderEmail, "role": "lecturer"}).want(t, http.StatusOK, "add lecturer")
-		if roles, err := ts.app.platform.RolesAt(t.Context(), academy.ID, outsiderID); err != nil || !slices.Contains(roles, "admin") {
+		if roles, err := ts.app.Platform.RolesAt(t.Context(), academy.ID, outsiderID); err != nil || !slices.Contains(roles, "admin") {
 			t.Fatalf("cached roles before the change: %v, %v", roles, err) // now cached
 		}
 		admDo(t, ts, http.MethodDelete, ts.academy(), "/members/"+outsiderID+"/roles/admin", owner, nil).want(t, http.StatusOK, "remove admin")
-		if roles, err := ts.app.platform.RolesAt(t.Context(), academy.ID, outsiderID); err != nil || slices.Contains(roles, "admin") {
+		if roles, err := ts.app.Platform.RolesAt(t.Context(), academy.ID, outsiderID); err != nil || slices.Contains(roles, "admin") {
 			t.Fatalf("the platform's cached roles after removing admin: %v, %v", roles, err)
 		}
 		admDo(t, ts, http.MethodGet, ts.academy(), "/courses", admin, nil).want(t, http.StatusOK, "a lecturer reads courses")

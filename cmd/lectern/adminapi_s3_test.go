@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -14,6 +13,7 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/lectern/lectern/internal/server"
 	"github.com/lectern/lectern/storage/sqlstore/sqltest"
 	"github.com/lectern/lectern/storage/storagetest"
 )
@@ -36,7 +36,7 @@ func TestUploadsInS3AreSharedByReplicas(t *testing.T) {
 
 	b := backend{name: "postgres+redis", databaseURL: sqltest.PostgresSchemaURL(t), redisURL: storagetest.RedisURL(t)}
 	prefix := "lectern-test-" + randomHex(6) + ":"
-	shared := func(c *config) {
+	shared := func(c *server.Config) {
 		c.RedisPrefix = prefix
 		c.FilesURL = "s3://lectern-uploads/fleet?endpoint=" + u.Host + "&insecure=1&path_style=1&region=us-east-1"
 	}
@@ -66,26 +66,5 @@ func TestUploadsInS3AreSharedByReplicas(t *testing.T) {
 	}
 	if code, _, _ := first.get(t, fileURL, ""); code != http.StatusNotFound {
 		t.Fatalf("a deleted upload is served: %d", code)
-	}
-}
-
-// A files URL that cannot work stops the server at start, with a message
-// naming the setting, instead of failing the first upload.
-func TestFilesURLIsCheckedAtStart(t *testing.T) {
-	be := s3mem.New()
-	s3 := httptest.NewServer(gofakes3.New(be).Server())
-	t.Cleanup(s3.Close)
-	u, _ := url.Parse(s3.URL)
-	t.Setenv("AWS_ACCESS_KEY_ID", "lectern-test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "lectern-test-secret")
-	for url, want := range map[string]string{
-		"s3://missing?endpoint=" + u.Host + "&insecure=1&path_style=1": `bucket "missing" does not exist`,
-		"s3://key:secret@bucket":       "--files-url: s3files: credentials do not belong in the URL",
-		"https://bucket.example/files": "--files-url: s3files:",
-	} {
-		_, err := openFiles(context.Background(), &config{FilesURL: url})
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("--files-url %s: %v; want %q", url, err, want)
-		}
 	}
 }

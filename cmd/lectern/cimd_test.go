@@ -13,6 +13,7 @@ import (
 
 	"github.com/lectern/lectern/internal/demo"
 	"github.com/lectern/lectern/internal/oauthtest"
+	"github.com/lectern/lectern/internal/server"
 )
 
 // cimdServer serves Client ID Metadata Documents at /good.json (valid) and
@@ -40,7 +41,7 @@ func cimdServer(t *testing.T) (*httptest.Server, *x509.CertPool) {
 
 func TestCIMDRules(t *testing.T) {
 	doc, roots := cimdServer(t)
-	ts := startServer(t, backend{name: "embedded"}, &serverOptions{configure: func(c *config) { c.cimdTestRoots = roots }})
+	ts := startServer(t, backend{name: "embedded"}, &serverOptions{configure: func(c *server.Config) { c.CIMDTestRoots = roots }})
 	host := strings.TrimPrefix(doc.URL, "https://")
 	owner := oauthtest.Options{Email: demo.OwnerEmail, Password: demo.OwnerPassword}
 	ctx := context.Background()
@@ -55,7 +56,7 @@ func TestCIMDRules(t *testing.T) {
 			t.Fatalf("want an error page naming the refusal; got %+v", out)
 		}
 	})
-	if _, err := ts.app.platform.AllowCIMDHost(ctx, host, demo.AcademySlug, false); err != nil {
+	if _, err := ts.app.Platform.AllowCIMDHost(ctx, host, demo.AcademySlug, false); err != nil {
 		t.Fatal(err)
 	}
 	t.Run("a document that fails to fetch gets an error page", func(t *testing.T) {
@@ -89,7 +90,7 @@ func TestCIMDRules(t *testing.T) {
 			t.Fatalf("%+v", out)
 		}
 		// Render the page itself to read it.
-		b := oauthtest.NewBrowser(ts.app.cfg.Addr)
+		b := oauthtest.NewBrowser(ts.addr)
 		page, err := b.Get(f.authURL())
 		for err == nil && page.Status == http.StatusFound {
 			page, err = b.Get(page.URL.ResolveReference(mustURL(page.Header.Get("Location"))).String())
@@ -110,10 +111,10 @@ func TestCIMDRules(t *testing.T) {
 			}
 		}
 	})
-	if _, err := ts.app.platform.AllowCIMDHost(ctx, host, demo.AcademySlug, true); err != nil {
+	if _, err := ts.app.Platform.AllowCIMDHost(ctx, host, demo.AcademySlug, true); err != nil {
 		t.Fatal(err)
 	}
-	ts.app.auth.InvalidateCIMD()
+	ts.srv.Auth().InvalidateCIMD()
 	t.Run("a reviewed host's client may", func(t *testing.T) {
 		f := newFlow(t, ts, ts.academy(), doc.URL+"/good.json", "openid", "courses:write")
 		tok, err := f.exchange(f.authorize(demo.OwnerEmail, demo.OwnerPassword))

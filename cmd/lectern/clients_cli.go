@@ -8,6 +8,7 @@ import (
 
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/internal/platform"
+	"github.com/lectern/lectern/internal/server"
 	"github.com/lectern/lectern/storage"
 )
 
@@ -44,7 +45,7 @@ func runClient(ctx context.Context, env *cmdEnv, args []string) error {
 		redirects                   stringList
 		confidential, asJSON        bool
 	)
-	return adminCommand(ctx, env, "client create", args[1:], openOptions{requireCurrentSchema: true},
+	return adminCommand(ctx, env, "client create", args[1:], server.OpenOptions{RequireCurrentSchema: true},
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&ref, "site", "", "site slug or ID")
 			fs.StringVar(&name, "name", "", "the application's name, shown on the consent page")
@@ -54,12 +55,12 @@ func runClient(ctx context.Context, env *cmdEnv, args []string) error {
 			fs.BoolVar(&confidential, "confidential", false, "a confidential client with a secret (client_secret_post), shown once")
 			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
 		},
-		func(a *app, _ *flag.FlagSet) error {
-			s, err := a.siteByRef(ctx, ref)
+		func(a *server.App, _ *flag.FlagSet) error {
+			s, err := siteByRef(ctx, a, ref)
 			if err != nil {
 				return err
 			}
-			c, secret, err := a.platform.CreateClient(ctx, platform.ClientSpec{
+			c, secret, err := a.Platform.CreateClient(ctx, platform.ClientSpec{
 				Site: s.ID, Name: name, RedirectURIs: redirects, Scopes: scope.Parse(scopes), Audience: audience,
 				Confidential: confidential, Source: storage.SourceAdmin, Reviewed: true, CreatedBy: "lectern client create",
 			})
@@ -87,7 +88,7 @@ func runVendor(ctx context.Context, env *cmdEnv, args []string) error {
 		aliases, redirects stringList
 		asJSON             bool
 	)
-	return adminCommand(ctx, env, "vendor add", args[1:], openOptions{requireCurrentSchema: true},
+	return adminCommand(ctx, env, "vendor add", args[1:], server.OpenOptions{RequireCurrentSchema: true},
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&name, "name", "", "the vendor platform's name")
 			fs.Var(&aliases, "client-name", "a client_name the platform registers with (repeatable; default: --name)")
@@ -95,8 +96,8 @@ func runVendor(ctx context.Context, env *cmdEnv, args []string) error {
 			fs.StringVar(&scopes, "scope", "", "space-separated operator scopes (default: identity and every operator scope)")
 			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
 		},
-		func(a *app, _ *flag.FlagSet) error {
-			v, c, err := a.platform.AddVendor(ctx, name, aliases, redirects, scope.Parse(scopes))
+		func(a *server.App, _ *flag.FlagSet) error {
+			v, c, err := a.Platform.AddVendor(ctx, name, aliases, redirects, scope.Parse(scopes))
 			if err != nil {
 				return err
 			}
@@ -117,15 +118,15 @@ func runCIMD(ctx context.Context, env *cmdEnv, args []string) error {
 		host, ref        string
 		reviewed, asJSON bool
 	)
-	return adminCommand(ctx, env, "cimd allow", args[1:], openOptions{requireCurrentSchema: true},
+	return adminCommand(ctx, env, "cimd allow", args[1:], server.OpenOptions{RequireCurrentSchema: true},
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&host, "host", "", "host[:port] of Client ID Metadata Documents to accept")
 			fs.StringVar(&ref, "site", "", "only at this site (slug or ID; default: every site)")
 			fs.BoolVar(&reviewed, "reviewed", false, "its clients are reviewed: they may get write scopes too")
 			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
 		},
-		func(a *app, _ *flag.FlagSet) error {
-			h, err := a.platform.AllowCIMDHost(ctx, host, ref, reviewed)
+		func(a *server.App, _ *flag.FlagSet) error {
+			h, err := a.Platform.AllowCIMDHost(ctx, host, ref, reviewed)
 			if err != nil {
 				return err
 			}

@@ -1,44 +1,29 @@
 package main
 
 import (
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lectern/lectern/internal/server"
 )
 
-// config holds the process settings. Each is a flag whose default comes
-// from an environment variable, so `lectern serve --help` lists them all.
+// config holds the process settings: the wiring's (server.Config) and
+// the CLI's own. Each is a flag whose default comes from an environment
+// variable.
 type config struct {
-	Addr           string
-	DatabaseURL    string
-	RedisURL       string
-	RedisPrefix    string
-	KEK            string
-	KEKFile        string
-	DataDir        string
-	TrustedProxies string
-	LogLevel       string
-	LogFormat      string
-	AccessLog      bool
-	SiteCacheTTL   time.Duration
-	DebugAddr      string
-	DBMaxConns     int
-	DemoSeed       bool
-	FilesURL       string
-	// RedisAutoPipeline batches concurrent Redis commands (cache.RedisOptions).
-	RedisAutoPipeline bool
-
-	// Test-only: let the CIMD fetcher reach an httptest TLS server on
-	// loopback. No flag or environment variable sets it.
-	cimdTestRoots *x509.CertPool
+	server.Config
+	Addr      string
+	LogLevel  string
+	LogFormat string
+	DebugAddr string
+	DemoSeed  bool
 }
 
 // register binds the shared settings to fs.
@@ -86,27 +71,6 @@ func (c *config) register(fs *flag.FlagSet, getenv func(string) string) {
 	boolean(&c.DemoSeed, "demo-seed", "LECTERN_DEMO_SEED", true, "seed the demo sites on the first embedded start")
 }
 
-// embeddedDB reports whether the embedded SQLite default is in use.
-func (c *config) embeddedDB() bool { return c.DatabaseURL == "" }
-
-// databaseURL is the effective database URL.
-func (c *config) databaseURL() string {
-	if c.embeddedDB() {
-		return "sqlite:" + filepath.Join(c.DataDir, "lectern.db")
-	}
-	return c.DatabaseURL
-}
-
-// kekGenerateDir is where a KEK may be generated: only for the embedded
-// default. A production deployment must bring its own, the same on every
-// replica.
-func (c *config) kekGenerateDir() string {
-	if c.embeddedDB() && c.KEK == "" && c.KEKFile == "" {
-		return c.DataDir
-	}
-	return ""
-}
-
 // port is the port of Addr, for the demo origins.
 func (c *config) port() (int, error) {
 	_, p, err := net.SplitHostPort(c.Addr)
@@ -135,7 +99,7 @@ func (c *config) logger(w *os.File) (*slog.Logger, error) {
 	default:
 		return nil, errors.New("--log-format must be text or json")
 	}
-	return slog.New(contextHandler{h}), nil
+	return slog.New(server.LogHandler(h)), nil
 }
 
 // errUsage reports that flag parsing already printed the problem.

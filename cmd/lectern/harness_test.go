@@ -20,6 +20,7 @@ import (
 
 	"github.com/lectern/lectern/authserver/password"
 	"github.com/lectern/lectern/internal/demo"
+	"github.com/lectern/lectern/internal/server"
 	"github.com/lectern/lectern/storage/sqlstore/sqltest"
 	"github.com/lectern/lectern/storage/storagetest"
 )
@@ -42,9 +43,10 @@ func eachBackend(t *testing.T, f func(t *testing.T, b backend)) {
 // testServer is a real lectern server on a loopback port, seeded with the
 // demo, as `lectern serve` runs it.
 type testServer struct {
-	app    *app
-	srv    *server
-	port   int // the demo origins' port (the first replica's)
+	app    *server.App
+	srv    *server.Server
+	addr   string // where it listens
+	port   int    // the demo origins' port (the first replica's)
 	client *http.Client
 	logs   *syncBuffer
 	stop   func() error
@@ -52,9 +54,9 @@ type testServer struct {
 
 type serverOptions struct {
 	// configure adjusts the configuration before the app opens.
-	configure func(*config)
+	configure func(*server.Config)
 	// beforeServe runs after the server is built and before it listens.
-	beforeServe func(*server)
+	beforeServe func(*server.Server)
 	// originPort, when set, means the demo is seeded already for that port
 	// (a second replica on the same stores).
 	originPort int
@@ -70,10 +72,10 @@ func startServer(t *testing.T, b backend, o *serverOptions) *testServer {
 		t.Fatal(err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	cfg := &config{
-		Addr: ln.Addr().String(), DatabaseURL: b.databaseURL, RedisURL: b.redisURL,
+	cfg := &server.Config{
+		DatabaseURL: b.databaseURL, RedisURL: b.redisURL,
 		RedisPrefix: "lectern-test-" + randomHex(6) + ":",
-		DataDir:     t.TempDir(), LogLevel: "debug", LogFormat: "json", AccessLog: true, DemoSeed: true, RedisAutoPipeline: true,
+		DataDir:     t.TempDir(), AccessLog: true, RedisAutoPipeline: true,
 	}
 	if b.databaseURL != "" {
 		cfg.KEK = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
@@ -82,22 +84,23 @@ func startServer(t *testing.T, b backend, o *serverOptions) *testServer {
 		o.configure(cfg)
 	}
 	logs := &syncBuffer{}
-	logger := slog.New(contextHandler{slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})})
+	logger := slog.New(server.LogHandler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	ctx := context.Background()
-	a, err := openApp(ctx, cfg, logger, openOptions{migrate: true, files: true})
+	a, err := server.Open(ctx, cfg, logger, server.OpenOptions{Migrate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.platform.PasswordParams = fastPasswords
+	a.Platform.PasswordParams = fastPasswords
 	if o.originPort == 0 {
-		if _, err := demo.Seed(ctx, a.platform, a.store, port, time.Now()); err != nil {
+		if _, err := demo.Seed(ctx, a.Platform, a.Store, port, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	} else {
 		port = o.originPort
 	}
-	s, err := newServer(a)
+	s, err := server.New(ctx, a)
 	if err != nil {
+		a.Close()
 		t.Fatal(err)
 	}
 	if o.beforeServe != nil {
@@ -105,8 +108,8 @@ func startServer(t *testing.T, b backend, o *serverOptions) *testServer {
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- s.serve(sctx, ln) }()
-	ts := &testServer{app: a, srv: s, port: port, logs: logs, client: loopbackClient(ln.Addr().String())}
+	go func() { done <- s.Serve(sctx, ln) }()
+	ts := &testServer{app: a, srv: s, addr: ln.Addr().String(), port: port, logs: logs, client: loopbackClient(ln.Addr().String())}
 	eventually(t, 5*time.Second, func() error {
 		resp, err := ts.client.Get("http://" + ln.Addr().String() + "/healthz")
 		if err != nil {

@@ -64,7 +64,7 @@ func TestMCPAgentSignsInFromNothing(t *testing.T) {
 		httpClient := &http.Client{Transport: rec, Timeout: 30 * time.Second,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
-		browser := oauthtest.NewBrowser(ts.app.cfg.Addr)
+		browser := oauthtest.NewBrowser(ts.addr)
 		var authURLs []string
 		handler, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
 			DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{

@@ -405,16 +405,16 @@ func TestMCPOperatorTools(t *testing.T) {
 
 		// Roles are checked per request: once the owner's role is gone, the
 		// token's operator scopes no longer count.
-		owner, err := ts.app.store.UserByEmail(context.Background(), demo.OwnerEmail)
+		owner, err := ts.app.Store.UserByEmail(context.Background(), demo.OwnerEmail)
 		if err != nil {
 			t.Fatal(err)
 		}
-		academy, err := ts.app.store.SiteBySlug(context.Background(), demo.AcademySlug)
+		academy, err := ts.app.Store.SiteBySlug(context.Background(), demo.AcademySlug)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := func() error {
-			_, err := ts.app.platform.RevokeRole(context.Background(), academy.ID, owner.Email, "owner")
+			_, err := ts.app.Platform.RevokeRole(context.Background(), academy.ID, owner.Email, "owner")
 			return err
 		}(); err != nil {
 			t.Fatal(err)

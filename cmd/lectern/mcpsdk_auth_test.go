@@ -17,6 +17,7 @@ import (
 
 	"github.com/lectern/lectern/internal/demo"
 	"github.com/lectern/lectern/internal/oauthtest"
+	"github.com/lectern/lectern/internal/server"
 	"github.com/lectern/lectern/vocab"
 )
 
@@ -38,7 +39,7 @@ func sdkAuthorize(t *testing.T, ts *testServer, resourceURL string, cfg *auth.Au
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("%s without a token: %d; want 401", resourceURL, resp.StatusCode)
 	}
-	browser := oauthtest.NewBrowser(ts.app.cfg.Addr)
+	browser := oauthtest.NewBrowser(ts.addr)
 	cfg.RedirectURL = mcpRedirect
 	cfg.Client = ts.client
 	cfg.AuthorizationCodeFetcher = func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
@@ -113,9 +114,9 @@ func TestMCPSDKUsesCIMD(t *testing.T) {
 	roots.AddCert(docSrv.Certificate())
 
 	eachBackend(t, func(t *testing.T, b backend) {
-		ts := startServer(t, b, &serverOptions{configure: func(c *config) { c.cimdTestRoots = roots }})
+		ts := startServer(t, b, &serverOptions{configure: func(c *server.Config) { c.CIMDTestRoots = roots }})
 		host := strings.TrimPrefix(docSrv.URL, "https://")
-		if _, err := ts.app.platform.AllowCIMDHost(context.Background(), host, demo.AcademySlug, false); err != nil {
+		if _, err := ts.app.Platform.AllowCIMDHost(context.Background(), host, demo.AcademySlug, false); err != nil {
 			t.Fatal(err)
 		}
 		access := sdkAuthorize(t, ts, ts.academy()+vocab.UserInfoPath, &auth.AuthorizationCodeHandlerConfig{

@@ -147,7 +147,7 @@ func gqlNear(t *testing.T, what string, got, want time.Time) {
 // gqlLectureID is the ID of the lecture titled title of a demo course.
 func gqlLectureID(t *testing.T, ts *testServer, site *storage.Site, course, title string) string {
 	t.Helper()
-	c, err := ts.app.store.CourseBySlug(context.Background(), site.ID, course)
+	c, err := ts.app.Store.CourseBySlug(context.Background(), site.ID, course)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func gqlLectureID(t *testing.T, ts *testServer, site *storage.Site, course, titl
 
 func gqlSite(t *testing.T, ts *testServer, slug string) *storage.Site {
 	t.Helper()
-	s, err := ts.app.store.SiteBySlug(context.Background(), slug)
+	s, err := ts.app.Store.SiteBySlug(context.Background(), slug)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func gqlSite(t *testing.T, ts *testServer, slug string) *storage.Site {
 
 func gqlUser(t *testing.T, ts *testServer, email string) *storage.User {
 	t.Helper()
-	u, err := ts.app.store.UserByEmail(context.Background(), email)
+	u, err := ts.app.Store.UserByEmail(context.Background(), email)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -540,14 +540,14 @@ func TestGQLMemberTokens(t *testing.T) {
 		// their token says; given the role back, the same token works.
 		tok = ts.studentToken(t, origin).AccessToken
 		academy := gqlSite(t, ts, "demo-academy")
-		if _, err := ts.app.platform.RevokeRole(context.Background(), academy.ID, demo.StudentEmail, storage.RoleStudent); err != nil {
+		if _, err := ts.app.Platform.RevokeRole(context.Background(), academy.ID, demo.StudentEmail, storage.RoleStudent); err != nil {
 			t.Fatal(err)
 		}
 		r = gqlPost(t, ts, origin, tok, query, nil)
 		if r.status != 403 || !strings.Contains(r.raw, "no longer holds a role") || !strings.Contains(r.header.Get("WWW-Authenticate"), metadata) {
 			t.Errorf("token of a member removed from the site: %d %q %s", r.status, r.header.Get("WWW-Authenticate"), r.raw)
 		}
-		if _, err := ts.app.platform.GrantRole(context.Background(), academy.ID, demo.StudentEmail, storage.RoleStudent); err != nil {
+		if _, err := ts.app.Platform.GrantRole(context.Background(), academy.ID, demo.StudentEmail, storage.RoleStudent); err != nil {
 			t.Fatal(err)
 		}
 		gqlQuery(t, ts, origin, tok, query, nil)
@@ -564,7 +564,7 @@ func TestGQLMemberOtherMembersNotifications(t *testing.T) {
 		student, owner := gqlUser(t, ts, demo.StudentEmail), gqlUser(t, ts, demo.OwnerEmail)
 		ownerNote := &storage.Notification{SiteID: academy.ID, UserID: owner.ID, Kind: "announcement", Title: "Owner-only payout report", Body: "secret", URL: ts.academy(), CreatedAt: time.Now()}
 		elsewhere := &storage.Notification{SiteID: open.ID, UserID: student.ID, Kind: "announcement", Title: "Open School news", Body: "b", URL: ts.open(), CreatedAt: time.Now()}
-		if err := ts.app.store.Load(ctx, ownerNote, elsewhere); err != nil {
+		if err := ts.app.Store.Load(ctx, ownerNote, elsewhere); err != nil {
 			t.Fatal(err)
 		}
 		tok := ts.studentToken(t, ts.academy()).AccessToken
@@ -595,7 +595,7 @@ func TestGQLMemberOtherMembersNotifications(t *testing.T) {
 			user string
 			id   int64
 		}{{academy.ID, owner.ID, ownerNote.ID}, {open.ID, student.ID, elsewhere.ID}} {
-			rows, _, err := ts.app.store.ListNotifications(ctx, c.site, c.user, storage.Page{Limit: 100}, true)
+			rows, _, err := ts.app.Store.ListNotifications(ctx, c.site, c.user, storage.Page{Limit: 100}, true)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -60,10 +60,10 @@ func expectErrorPage(t *testing.T, f *flow, authURL string) {
 func TestAuthorizeErrors(t *testing.T) {
 	ts := startServer(t, backend{name: "embedded"}, nil)
 	ctx := context.Background()
-	openSite, _ := ts.app.store.SiteBySlug(ctx, demo.OpenSlug)
+	openSite, _ := ts.app.Store.SiteBySlug(ctx, demo.OpenSlug)
 	openOnly := demo.MemberClient(openSite.ID)
 	openOnly.ClientID = "open-school-only"
-	if err := ts.app.store.CreateClient(ctx, openOnly); err != nil {
+	if err := ts.app.Store.CreateClient(ctx, openOnly); err != nil {
 		t.Fatal(err)
 	}
 	member := func() *flow {
@@ -187,7 +187,7 @@ func TestAuthorizeErrors(t *testing.T) {
 		if out.Page == nil || out.Page.Status != http.StatusForbidden || !strings.Contains(out.Page.Body, "cannot give") {
 			t.Fatalf("outsider should see a refusal page; got %+v", out)
 		}
-		out, err = oauthtest.NewBrowser(ts.app.cfg.Addr).Authorize(f.authURL(), oauthtest.Options{Email: demo.OutsiderEmail, Password: demo.OutsiderPassword, FollowRefusal: true})
+		out, err = oauthtest.NewBrowser(ts.addr).Authorize(f.authURL(), oauthtest.Options{Email: demo.OutsiderEmail, Password: demo.OutsiderPassword, FollowRefusal: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -259,7 +259,7 @@ func TestLoginCSRF(t *testing.T) {
 	}
 	// A cross-site page cannot read the cookie: the same form from another
 	// browser (another cookie) is refused too.
-	other := oauthtest.NewBrowser(ts.app.cfg.Addr)
+	other := oauthtest.NewBrowser(ts.addr)
 	v := url.Values{"csrf_token": {form.Values.Get("csrf_token")}, "email": {demo.StudentEmail}, "password": {demo.StudentPassword}, "auth_request": {form.Values.Get("auth_request")}}
 	if page, _ := other.PostForm(ts.academy()+"/login", v); page.Status != http.StatusForbidden {
 		t.Fatalf("a token from another browser: %d; want 403", page.Status)
@@ -269,7 +269,7 @@ func TestLoginCSRF(t *testing.T) {
 func TestTokenErrors(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		ts := startServer(t, b, &serverOptions{configure: nil})
-		ts.app.auth.SetCodeLifetime(time.Second)
+		ts.srv.Auth().SetCodeLifetime(time.Second)
 		token := ts.academy() + vocab.TokenPath
 		member := func() *flow { return newFlow(t, ts, ts.academy(), demo.MemberClientID, "openid", "account:read") }
 
@@ -403,12 +403,12 @@ func TestTokenErrors(t *testing.T) {
 func TestConfidentialClient(t *testing.T) {
 	ts := startServer(t, backend{name: "embedded"}, nil)
 	ctx := context.Background()
-	site, _ := ts.app.store.SiteBySlug(ctx, demo.AcademySlug)
+	site, _ := ts.app.Store.SiteBySlug(ctx, demo.AcademySlug)
 	secret := "s3cret-" + randomB64()
 	sum := sha256.Sum256([]byte(secret))
 	c := demo.MemberClient(site.ID)
 	c.ClientID, c.Type, c.SecretHash, c.Name = "confidential-app", storage.ClientConfidential, sum[:], "Confidential App"
-	if err := ts.app.store.CreateClient(ctx, c); err != nil {
+	if err := ts.app.Store.CreateClient(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	token := ts.academy() + vocab.TokenPath

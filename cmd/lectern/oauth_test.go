@@ -45,7 +45,7 @@ func newFlow(t *testing.T, ts *testServer, origin, clientID string, scopes ...st
 			Endpoint: oauth2.Endpoint{AuthURL: origin + vocab.AuthorizePath, TokenURL: origin + vocab.TokenPath, AuthStyle: oauth2.AuthStyleInParams},
 		},
 		verifier: oauth2.GenerateVerifier(), state: randomB64(), nonce: randomB64(),
-		browser: oauthtest.NewBrowser(ts.app.cfg.Addr),
+		browser: oauthtest.NewBrowser(ts.addr),
 	}
 	f.ctx = context.WithValue(context.Background(), oauth2.HTTPClient, ts.client)
 	return f
@@ -245,9 +245,9 @@ func TestTokensAreBoundToTheirSite(t *testing.T) {
 func TestIDTokensDisabled(t *testing.T) {
 	ts := startServer(t, backend{name: "embedded"}, nil)
 	ctx := context.Background()
-	s, _ := ts.app.store.SiteBySlug(ctx, demo.AcademySlug)
+	s, _ := ts.app.Store.SiteBySlug(ctx, demo.AcademySlug)
 	s.IDTokensEnabled = false
-	if err := ts.app.platform.UpdateSite(ctx, s); err != nil {
+	if err := ts.app.Platform.UpdateSite(ctx, s); err != nil {
 		t.Fatal(err)
 	}
 	var meta map[string]any

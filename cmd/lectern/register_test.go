@@ -24,7 +24,7 @@ var sourceIP atomic.Int32
 
 func (ts *testServer) clientFrom(ip string) *http.Client {
 	d := &net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
-	addr := ts.app.cfg.Addr
+	addr := ts.addr
 	return &http.Client{
 		Timeout: 30 * time.Second,
 		Transport: &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
@@ -121,12 +121,12 @@ func TestRegistrationVariantB(t *testing.T) {
 func TestRegistrationAudienceAndSecrets(t *testing.T) {
 	ts := startServer(t, backend{name: "embedded"}, nil)
 	ctx := context.Background()
-	open, _ := ts.app.store.SiteBySlug(ctx, demo.OpenSlug)
+	open, _ := ts.app.Store.SiteBySlug(ctx, demo.OpenSlug)
 	c := ts.clientFrom(nextSourceIP())
 	loop := []string{"http://127.0.0.1/cb"}
 
 	_, _, member := ts.register(t, c, ts.open(), "application/json", mustJSON(map[string]any{"client_name": "Agent", "redirect_uris": loop}))
-	row, err := ts.app.store.ClientByID(ctx, open.ID, member["client_id"].(string))
+	row, err := ts.app.Store.ClientByID(ctx, open.ID, member["client_id"].(string))
 	if err != nil || row.Audience != storage.AudienceMember || row.Source != storage.SourceDCR || row.Reviewed {
 		t.Fatalf("no-scope registration: %+v %v; want an unreviewed member DCR client", row, err)
 	}
@@ -134,7 +134,7 @@ func TestRegistrationAudienceAndSecrets(t *testing.T) {
 		t.Fatalf("default scope %v; want the member least privilege", member["scope"])
 	}
 	_, _, op := ts.register(t, c, ts.open(), "application/json", mustJSON(map[string]any{"redirect_uris": loop, "scope": "openid courses:read"}))
-	if row, _ := ts.app.store.ClientByID(ctx, open.ID, op["client_id"].(string)); row.Audience != storage.AudienceOperator {
+	if row, _ := ts.app.Store.ClientByID(ctx, open.ID, op["client_id"].(string)); row.Audience != storage.AudienceOperator {
 		t.Fatalf("operator-scope registration made a %s client", row.Audience)
 	}
 	_, _, conf := ts.register(t, c, ts.open(), "application/json", mustJSON(map[string]any{"redirect_uris": loop, "token_endpoint_auth_method": "client_secret_post"}))
@@ -142,7 +142,7 @@ func TestRegistrationAudienceAndSecrets(t *testing.T) {
 	if secret == "" || conf["token_endpoint_auth_method"] != "client_secret_post" || conf["client_secret_expires_at"] != float64(0) {
 		t.Fatalf("confidential registration %v", conf)
 	}
-	row, _ = ts.app.store.ClientByID(ctx, open.ID, conf["client_id"].(string))
+	row, _ = ts.app.Store.ClientByID(ctx, open.ID, conf["client_id"].(string))
 	sum := sha256.Sum256([]byte(secret))
 	if !bytes.Equal(row.SecretHash, sum[:]) || bytes.Contains(row.SecretHash, []byte(secret)) {
 		t.Fatal("the stored secret is not its SHA-256 hash")
@@ -171,8 +171,8 @@ func TestRegistrationRateLimit(t *testing.T) {
 func TestRegistrationVariantA(t *testing.T) {
 	ts := startServer(t, backend{name: "embedded"}, nil)
 	ctx := context.Background()
-	academy, _ := ts.app.store.SiteBySlug(ctx, demo.AcademySlug)
-	before, _ := ts.app.store.ListClients(ctx, academy.ID, "")
+	academy, _ := ts.app.Store.SiteBySlug(ctx, demo.AcademySlug)
+	before, _ := ts.app.Store.ListClients(ctx, academy.ID, "")
 	loop := []string{"http://127.0.0.1:41000/callback"}
 	for _, tc := range []struct {
 		name       string
@@ -210,7 +210,7 @@ func TestRegistrationVariantA(t *testing.T) {
 			}
 		})
 	}
-	after, _ := ts.app.store.ListClients(ctx, academy.ID, "")
+	after, _ := ts.app.Store.ListClients(ctx, academy.ID, "")
 	if len(after) != len(before) {
 		t.Fatalf("Variant A registration created clients: %d before, %d after", len(before), len(after))
 	}
@@ -256,15 +256,15 @@ func TestUnusedRegistrationsArePurged(t *testing.T) {
 	if _, err := f.exchange(f.authorize(demo.StudentEmail, demo.StudentPassword)); err != nil {
 		t.Fatal(err)
 	}
-	n, err := ts.app.platform.PurgeUnusedClients(ctx, time.Now().Add(25*time.Hour), 24*time.Hour)
+	n, err := ts.app.Platform.PurgeUnusedClients(ctx, time.Now().Add(25*time.Hour), 24*time.Hour)
 	if err != nil || n != 1 {
 		t.Fatalf("purged %d (%v); want 1", n, err)
 	}
-	open, _ := ts.app.store.SiteBySlug(ctx, demo.OpenSlug)
-	if _, err := ts.app.store.ClientByID(ctx, open.ID, unused); err == nil {
+	open, _ := ts.app.Store.SiteBySlug(ctx, demo.OpenSlug)
+	if _, err := ts.app.Store.ClientByID(ctx, open.ID, unused); err == nil {
 		t.Fatal("the unused registration survived")
 	}
-	if _, err := ts.app.store.ClientByID(ctx, open.ID, used); err != nil {
+	if _, err := ts.app.Store.ClientByID(ctx, open.ID, used); err != nil {
 		t.Fatalf("the used registration was purged: %v", err)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -17,11 +16,10 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/google/go-cmp/cmp"
-	"github.com/labstack/echo/v4"
 
-	"github.com/lectern/lectern/adminapi"
 	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/internal/demo"
+	"github.com/lectern/lectern/internal/server"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/storage/sqlstore/sqltest"
 	"github.com/lectern/lectern/storage/storagetest"
@@ -101,12 +99,12 @@ func TestTwoSitesOnOnePort(t *testing.T) {
 func TestMetadataTellsTheTruthAboutIDTokens(t *testing.T) {
 	ts := startServer(t, backend{name: "embedded"}, nil)
 	ctx := context.Background()
-	s, err := ts.app.store.SiteBySlug(ctx, demo.OpenSlug)
+	s, err := ts.app.Store.SiteBySlug(ctx, demo.OpenSlug)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.IDTokensEnabled = false
-	if err := ts.app.platform.UpdateSite(ctx, s); err != nil {
+	if err := ts.app.Platform.UpdateSite(ctx, s); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, func() error {
@@ -136,7 +134,7 @@ func TestMetadataTellsTheTruthAboutIDTokens(t *testing.T) {
 func TestSiteChangeReachesOtherReplica(t *testing.T) {
 	b := backend{name: "postgres+redis", databaseURL: sqltest.PostgresSchemaURL(t), redisURL: storagetest.RedisURL(t)}
 	prefix := "lectern-test-" + randomHex(6) + ":"
-	sameRedis := func(c *config) { c.RedisPrefix = prefix; c.SiteCacheTTL = time.Hour }
+	sameRedis := func(c *server.Config) { c.RedisPrefix = prefix; c.SiteCacheTTL = time.Hour }
 	first := startServer(t, b, &serverOptions{configure: sameRedis})
 	second := startServer(t, b, &serverOptions{configure: sameRedis, originPort: first.port})
 
@@ -146,12 +144,12 @@ func TestSiteChangeReachesOtherReplica(t *testing.T) {
 		t.Fatalf("resource_name %q", before.ResourceName)
 	}
 	ctx := context.Background()
-	s, err := first.app.store.SiteBySlug(ctx, demo.AcademySlug)
+	s, err := first.app.Store.SiteBySlug(ctx, demo.AcademySlug)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Name = "Renamed Academy"
-	if err := first.app.platform.UpdateSite(ctx, s); err != nil {
+	if err := first.app.Platform.UpdateSite(ctx, s); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 3*time.Second, func() error {
@@ -198,7 +196,7 @@ func TestMalformedHostHeaders(t *testing.T) {
 }
 
 func (ts *testServer) srvPort() int {
-	u, _ := url.Parse("http://" + ts.app.cfg.Addr)
+	u, _ := url.Parse("http://" + ts.addr)
 	var p int
 	fmt.Sscan(u.Port(), &p)
 	return p
@@ -228,18 +226,18 @@ func TestCorruptKeyRowIsolated(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		ts := startServer(t, b, nil)
 		ctx := context.Background()
-		academy, err := ts.app.store.SiteBySlug(ctx, demo.AcademySlug)
+		academy, err := ts.app.Store.SiteBySlug(ctx, demo.AcademySlug)
 		if err != nil {
 			t.Fatal(err)
 		}
-		keys, err := ts.app.store.SiteKeys(ctx, academy.ID, time.Time{})
+		keys, err := ts.app.Store.SiteKeys(ctx, academy.ID, time.Time{})
 		if err != nil || len(keys) != 1 {
 			t.Fatalf("keys %v %v", keys, err)
 		}
-		if err := ts.app.store.Exec(ctx, "UPDATE site_keys SET public_jwk = ? WHERE kid = ?", `{"kty":"EC","crv":"P-256","x":"garbage"}`, keys[0].KID); err != nil {
+		if err := ts.app.Store.Exec(ctx, "UPDATE site_keys SET public_jwk = ? WHERE kid = ?", `{"kty":"EC","crv":"P-256","x":"garbage"}`, keys[0].KID); err != nil {
 			t.Fatal(err)
 		}
-		ts.app.keys.Invalidate(academy.ID)
+		ts.app.Keys.Invalidate(academy.ID)
 
 		code, hdr, body := ts.get(t, ts.academy(), vocab.JWKSPath)
 		var e oauthError
@@ -272,7 +270,7 @@ func TestDatabaseOutageAndRecovery(t *testing.T) {
 	ctx := context.Background()
 	// A site the server has never resolved, so its lookup needs the database.
 	extra := &storage.Site{Slug: "extra", Name: "Extra", Origin: "http://extra.test", RegistrationVariant: "B"}
-	if err := ts.app.platform.CreateSite(ctx, extra); err != nil {
+	if err := ts.app.Platform.CreateSite(ctx, extra); err != nil {
 		t.Fatal(err)
 	}
 	var ready map[string]any
@@ -328,8 +326,8 @@ func TestRedisOutageAndRecovery(t *testing.T) {
 // SIGTERM (the serve context ending) lets an in-flight request finish.
 func TestGracefulShutdownFinishesInFlight(t *testing.T) {
 	started := make(chan struct{})
-	ts := startServer(t, backend{name: "embedded"}, &serverOptions{beforeServe: func(s *server) {
-		s.echo.GET("/slow", func(c echoContext) error {
+	ts := startServer(t, backend{name: "embedded"}, &serverOptions{beforeServe: func(s *server.Server) {
+		s.Router().GET("/slow", func(c echoContext) error {
 			close(started)
 			time.Sleep(500 * time.Millisecond)
 			return c.String(http.StatusOK, "finished")
@@ -444,37 +442,5 @@ func TestHeadAndPreflight(t *testing.T) {
 	// Pages with effects do not take HEAD.
 	if resp, err := ts.client.Head(ts.academy() + vocab.AuthorizePath); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("HEAD /oauth/authorize: %v %v", resp, err)
-	}
-}
-
-// Every request carries a deadline (uploads a longer one), so a stalled
-// database or cache yields a 503 before the server's write timeout would
-// drop the connection unanswered.
-func TestRequestDeadline(t *testing.T) {
-	e := echo.New()
-	e.Pre(requestDeadline)
-	var left time.Duration
-	h := func(c echo.Context) error {
-		dl, ok := c.Request().Context().Deadline()
-		if !ok {
-			t.Error("no deadline")
-		}
-		left = time.Until(dl)
-		return c.NoContent(http.StatusNoContent)
-	}
-	e.GET("/x", h)
-	e.POST(adminapi.BasePath+"/files", h)
-	for _, c := range []struct {
-		method, path string
-		want         time.Duration
-	}{{http.MethodGet, "/x", requestTimeout}, {http.MethodPost, adminapi.BasePath + "/files", uploadTimeout}} {
-		rec := httptest.NewRecorder()
-		e.ServeHTTP(rec, httptest.NewRequest(c.method, c.path, nil))
-		if rec.Code != http.StatusNoContent || left > c.want || left < c.want-time.Second {
-			t.Errorf("%s %s: %d, %v left; want about %v", c.method, c.path, rec.Code, left, c.want)
-		}
-	}
-	if requestTimeout >= 60*time.Second || uploadTimeout >= 60*time.Second {
-		t.Error("a request deadline is not under the server's 60 s WriteTimeout")
 	}
 }

@@ -29,7 +29,7 @@ type webPerson struct {
 // webSignIn signs email in at origin through the real sign-in form.
 func webSignIn(t *testing.T, ts *testServer, origin, email, password string) *webPerson {
 	t.Helper()
-	p := &webPerson{t: t, ts: ts, origin: origin, b: oauthtest.NewBrowser(ts.app.cfg.Addr)}
+	p := &webPerson{t: t, ts: ts, origin: origin, b: oauthtest.NewBrowser(ts.addr)}
 	page := p.get("/login")
 	f, err := oauthtest.ParseForm(page.Body, "login-form")
 	if err != nil {
@@ -46,7 +46,7 @@ func webSignIn(t *testing.T, ts *testServer, origin, email, password string) *we
 
 // webAnonymous is a browser without a session.
 func webAnonymous(t *testing.T, ts *testServer, origin string) *webPerson {
-	return &webPerson{t: t, ts: ts, origin: origin, b: oauthtest.NewBrowser(ts.app.cfg.Addr)}
+	return &webPerson{t: t, ts: ts, origin: origin, b: oauthtest.NewBrowser(ts.addr)}
 }
 
 func (p *webPerson) get(path string) *oauthtest.Page {
@@ -300,7 +300,7 @@ func webGraphQL(t *testing.T, ts *testServer, token string) (int, string) {
 // webAcademy is the stored Demo Academy.
 func webAcademy(t *testing.T, ts *testServer) *storage.Site {
 	t.Helper()
-	s, err := ts.app.store.SiteBySlug(context.Background(), demo.AcademySlug)
+	s, err := ts.app.Store.SiteBySlug(context.Background(), demo.AcademySlug)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func webAcademy(t *testing.T, ts *testServer) *storage.Site {
 // webAuditActions returns the actions of the academy's latest audit events.
 func webAuditActions(t *testing.T, ts *testServer) []string {
 	t.Helper()
-	events, err := ts.app.store.ListAudit(context.Background(), webAcademy(t, ts).ID, 0, 200)
+	events, err := ts.app.Store.ListAudit(context.Background(), webAcademy(t, ts).ID, 0, 200)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func webAuditActions(t *testing.T, ts *testServer) []string {
 // webAppNames lists the academy's applications by name, sorted.
 func webAppNames(t *testing.T, ts *testServer) []string {
 	t.Helper()
-	apps, err := ts.app.platform.Applications(context.Background(), webAcademy(t, ts).ID)
+	apps, err := ts.app.Platform.Applications(context.Background(), webAcademy(t, ts).ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -150,7 +150,7 @@ func TestWebDevelopersHiddenWhileBetaOff(t *testing.T) {
 	lecturer := webSignIn(t, ts, ts.academy(), demo.LecturerEmail, demo.LecturerPassword)
 	appID, secret := owner.createApp("Hidden App", "confidential", "http://127.0.0.1/callback", webMemberScopes...)
 	tok := webMemberToken(t, ts, appID, secret, webMemberScopes...)
-	grants, err := ts.app.store.ListGrants(context.Background(), webAcademy(t, ts).ID, "", false)
+	grants, err := ts.app.Store.ListGrants(context.Background(), webAcademy(t, ts).ID, "", false)
 	if err != nil || len(grants) == 0 {
 		t.Fatalf("grants: %v %v", grants, err)
 	}
@@ -204,7 +204,7 @@ func TestWebCSRFOnEveryForm(t *testing.T) {
 	appID, secret := owner.createApp("CSRF Target", "confidential", "http://127.0.0.1/callback", webMemberScopes...)
 	tok := webMemberToken(t, ts, appID, secret, webMemberScopes...)
 	site := webAcademy(t, ts).ID
-	grants, _ := ts.app.store.ListGrants(context.Background(), site, "", false)
+	grants, _ := ts.app.Store.ListGrants(context.Background(), site, "", false)
 	if len(grants) != 1 {
 		t.Fatalf("grants %+v", grants)
 	}
@@ -338,7 +338,7 @@ func TestWebApplicationFormErrors(t *testing.T) {
 	if msg := webTextByID(t, page.Body, "app-scopes-error"); !strings.Contains(msg, `unknown scope "nope"`) {
 		t.Errorf("edit error: %q", msg)
 	}
-	c, err := ts.app.platform.Application(context.Background(), webAcademy(t, ts).ID, appID)
+	c, err := ts.app.Platform.Application(context.Background(), webAcademy(t, ts).ID, appID)
 	if err != nil || c.Name != "Editable" || !slices.Equal(c.Scopes, webMemberScopes) {
 		t.Fatalf("a refused edit changed the application: %+v %v", c, err)
 	}
@@ -351,7 +351,7 @@ func TestWebApplicationFormErrors(t *testing.T) {
 	if strings.Contains(owner.expect("/admin/developers/apps/"+appID, http.StatusOK).Body, "were saved") {
 		t.Error("the flash message was shown twice")
 	}
-	c, _ = ts.app.platform.Application(context.Background(), webAcademy(t, ts).ID, appID)
+	c, _ = ts.app.Platform.Application(context.Background(), webAcademy(t, ts).ID, appID)
 	if c.Name != "Edited" || !slices.Equal(c.Scopes, []string{"openid", "account:write"}) || len(c.RedirectURIs) != 2 {
 		t.Fatalf("edit not saved: %+v", c)
 	}
@@ -553,7 +553,7 @@ func TestWebAdminRevokesConnection(t *testing.T) {
 	if !strings.Contains(filtered, "for <strong>Planner</strong>") {
 		t.Error("the filtered list does not name the application")
 	}
-	grants, _ := ts.app.store.ListGrants(context.Background(), webAcademy(t, ts).ID, "", false)
+	grants, _ := ts.app.Store.ListGrants(context.Background(), webAcademy(t, ts).ID, "", false)
 	path := "/admin/developers/connections/" + grants[0].ID + "/revoke"
 	if !strings.Contains(list, `href="`+path+`"`) {
 		t.Fatalf("no revoke link %s", path)
@@ -576,7 +576,7 @@ func TestWebPagination(t *testing.T) {
 	site := webAcademy(t, ts).ID
 	var bulk *storage.Client
 	for i := range 23 {
-		c, _, err := ts.app.platform.CreateClient(context.Background(), platform.ClientSpec{
+		c, _, err := ts.app.Platform.CreateClient(context.Background(), platform.ClientSpec{
 			Site: site, Name: fmt.Sprintf("Bulk App %02d", i), RedirectURIs: []string{"http://127.0.0.1/cb"},
 			Audience: storage.AudienceMember, Source: storage.SourceAdmin, Reviewed: true,
 		})
@@ -601,7 +601,7 @@ func TestWebPagination(t *testing.T) {
 
 	// Connected apps: 23 grants of the demo member app and 2 of a bulk app,
 	// a minute apart, newest last; the store reads one page at a time.
-	student, err := ts.app.store.UserByEmail(context.Background(), demo.StudentEmail)
+	student, err := ts.app.Store.UserByEmail(context.Background(), demo.StudentEmail)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -618,7 +618,7 @@ func TestWebPagination(t *testing.T) {
 		g := &storage.Grant{ID: id, SiteID: site, ClientID: client, UserID: student.ID, Scopes: []string{scope.AccountRead},
 			Resource: ts.academy(), AuthTime: at, CreatedAt: at, ExpiresAt: at.Add(24 * time.Hour), LastUsedAt: at}
 		rt := &storage.RefreshToken{TokenHash: sum[:], CreatedAt: at, ExpiresAt: at.Add(24 * time.Hour)}
-		if err := ts.app.store.CreateGrant(context.Background(), g, rt); err != nil {
+		if err := ts.app.Store.CreateGrant(context.Background(), g, rt); err != nil {
 			t.Fatal(err)
 		}
 		grantIDs = append(grantIDs, id)
@@ -647,7 +647,7 @@ func TestWebPagination(t *testing.T) {
 		owner.setBeta(false)
 		owner.setBeta(true)
 	}
-	events, _ := ts.app.store.ListAudit(context.Background(), site, 0, 1000)
+	events, _ := ts.app.Store.ListAudit(context.Background(), site, 0, 1000)
 	if len(events) < 30 {
 		t.Fatalf("only %d audit events", len(events))
 	}
@@ -699,7 +699,7 @@ func TestWebSitesAreSeparate(t *testing.T) {
 	academy := webSignIn(t, ts, ts.academy(), demo.OwnerEmail, demo.OwnerPassword)
 	appID, _ := academy.createApp("Academy Only", "public", "http://127.0.0.1/callback", webMemberScopes...)
 	tok := webMemberToken(t, ts, appID, "", webMemberScopes...)
-	grants, _ := ts.app.store.ListGrants(context.Background(), webAcademy(t, ts).ID, "", false)
+	grants, _ := ts.app.Store.ListGrants(context.Background(), webAcademy(t, ts).ID, "", false)
 
 	open := webSignIn(t, ts, ts.open(), demo.OwnerEmail, demo.OwnerPassword)
 	open.expect("/admin", http.StatusOK)

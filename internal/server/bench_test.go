@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -15,13 +15,13 @@ import (
 
 // benchServer builds a server over an embedded store holding n sites (each
 // with its key ring), and returns it with the sites' hosts.
-func benchServer(b *testing.B, n int) (*server, []string) {
+func benchServer(b *testing.B, n int) (*Server, []string) {
 	b.Helper()
 	// zitadel/oidc logs its routes through slog's default logger.
 	defer slog.SetDefault(slog.Default())
 	slog.SetDefault(slog.New(slog.DiscardHandler))
-	cfg := &config{Addr: "127.0.0.1:0", DataDir: b.TempDir(), LogLevel: "error", LogFormat: "text", SiteCacheTTL: time.Hour}
-	a, err := openApp(context.Background(), cfg, slog.New(slog.DiscardHandler), openOptions{migrate: true, files: true})
+	cfg := &Config{DataDir: b.TempDir(), SiteCacheTTL: time.Hour}
+	a, err := Open(context.Background(), cfg, slog.New(slog.DiscardHandler), OpenOptions{Migrate: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -31,13 +31,13 @@ func benchServer(b *testing.B, n int) (*server, []string) {
 	for i := range n {
 		s := &storage.Site{Slug: fmt.Sprintf("site-%d", i), Name: fmt.Sprintf("Site %d", i),
 			Origin: fmt.Sprintf("https://site-%d.bench.test", i), RegistrationVariant: "A", IDTokensEnabled: true}
-		if err := a.platform.CreateSite(context.Background(), s); err != nil {
+		if err := a.Platform.CreateSite(context.Background(), s); err != nil {
 			b.Fatal(err)
 		}
 		hosts[i] = s.Tenant().Host()
 	}
 	b.Logf("created %d sites with key rings in %s", n, time.Since(start).Round(time.Millisecond))
-	s, err := newServer(a)
+	s, err := New(context.Background(), a)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func benchServer(b *testing.B, n int) (*server, []string) {
 
 // serveAll requests path once per host so that every site is resolved and
 // its key ring loaded: the benchmark measures the steady state.
-func serveAll(b *testing.B, s *server, hosts []string, path string) {
+func serveAll(b *testing.B, s *Server, hosts []string, path string) {
 	for _, h := range hosts {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodGet, path, nil)

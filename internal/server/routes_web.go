@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"fmt"
@@ -9,12 +9,13 @@ import (
 )
 
 // mountWeb mounts the admin area (/admin) and the account pages
-// (/account): server-rendered pages on the authorization server's browser
-// session.
-func mountWeb(e *echo.Echo, a *app) {
+// (/account): server-rendered pages on the browser session they share with
+// the sign-in pages.
+func (s *Server) mountWeb() {
+	e, a := s.echo, s.app
 	h, err := web.New(web.Options{
-		Store: a.store, Cache: a.cache, Platform: a.platform, Sessions: a.sessions,
-		Revoker: a.verifier, Logger: a.logger,
+		Store: a.Store, Cache: a.Cache, Platform: a.Platform, Sessions: s.sessions,
+		Revoker: s.verifier, Logger: a.Logger,
 	})
 	if err != nil {
 		// The templates are embedded and every test run parses them: this

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"net/http"
@@ -12,8 +12,9 @@ import (
 
 // mountAgentDocs mounts /auth.md, /llms.txt, /pricing.md and the course
 // pages /courses/<slug>.md.
-func mountAgentDocs(e *echo.Echo, a *app) {
-	d := discovery.NewDocs(discovery.DocsOptions{Store: a.store, MCPTools: mcp.ToolAccess(), Logger: a.logger})
+func (s *Server) mountAgentDocs() {
+	e, a := s.echo, s.app
+	d := discovery.NewDocs(discovery.DocsOptions{Store: a.Store, MCPTools: mcp.ToolAccess(), Logger: a.Logger})
 	methods := []string{http.MethodGet, http.MethodHead}
 	e.Match(methods, vocab.AuthMDPath, echo.WrapHandler(http.HandlerFunc(d.AuthMD)))
 	e.Match(methods, vocab.LLMSTxtPath, echo.WrapHandler(http.HandlerFunc(d.LLMSTxt)))

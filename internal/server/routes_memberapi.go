@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"github.com/labstack/echo/v4"
@@ -10,8 +10,9 @@ import (
 // mountMemberAPI mounts the Member API (GraphQL over POST) at
 // /member/graphql for every method, so that GET and the rest get the API's
 // own GraphQL-shaped 405 rather than the router's.
-func mountMemberAPI(e *echo.Echo, a *app) {
-	h, err := memberapi.New(memberapi.Options{Store: cachedRoles{a.store, a.platform}, Verifier: a.verifier, Logger: a.logger})
+func (s *Server) mountMemberAPI() {
+	e, a := s.echo, s.app
+	h, err := memberapi.New(memberapi.Options{Store: cachedRoles{a.Store, a.Platform}, Verifier: s.verifier, Logger: a.Logger})
 	if err != nil {
 		// The embedded schema does not match the resolvers: a build that
 		// cannot serve the API must not start (memberapi's tests catch it).

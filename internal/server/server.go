@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -16,33 +16,50 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/lectern/lectern/adminapi"
+	"github.com/lectern/lectern/authserver"
+	"github.com/lectern/lectern/authserver/bearer"
+	"github.com/lectern/lectern/authserver/cimd"
 	"github.com/lectern/lectern/discovery"
+	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 	"github.com/lectern/lectern/ui"
 	"github.com/lectern/lectern/vocab"
 )
 
-// server is the HTTP side of the app.
-type server struct {
-	app      *app
+// Server is the HTTP side of the app: every handler, mounted on one echo
+// router, and the lifecycle of serving them (Serve).
+type Server struct {
+	app      *App
 	echo     *echo.Echo
 	resolver *tenant.Resolver
 	registry *prometheus.Registry
+	verifier *bearer.Verifier
+	sessions *session.Store
+	auth     *authserver.Server
+	files    adminapi.FileStore
 }
 
-// newServer builds the router: process endpoints first, then every site
-// route behind the Host → Site middleware.
-func newServer(a *app) (*server, error) {
-	proxies, err := tenant.ParseTrustedProxies(a.cfg.TrustedProxies)
+// New builds the handlers over a and the router: process endpoints first,
+// then every site route behind the Host → Site middleware. It opens the
+// upload store (--files-url), so a setting that cannot work stops the
+// process here rather than at the first upload.
+func New(ctx context.Context, a *App) (*Server, error) {
+	proxies, err := tenant.ParseTrustedProxies(a.Config.TrustedProxies)
 	if err != nil {
 		return nil, errors.New("--trusted-proxies: " + err.Error())
 	}
-	s := &server{
+	s := &Server{
 		app:      a,
 		echo:     echo.New(),
-		resolver: tenant.NewResolver(a.store, &tenant.ResolverOptions{TTL: a.cfg.SiteCacheTTL}),
+		resolver: tenant.NewResolver(a.Store, &tenant.ResolverOptions{TTL: a.Config.SiteCacheTTL}),
 		registry: prometheus.NewRegistry(),
+	}
+	if s.files, err = openFiles(ctx, a.Config); err != nil {
+		return nil, err
+	}
+	if err := s.buildHandlers(); err != nil {
+		return nil, err
 	}
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e := s.echo
@@ -54,11 +71,11 @@ func newServer(a *app) (*server, error) {
 	e.Pre(requestDeadline)
 	e.Pre(s.requestID)
 	e.Pre(echo.WrapMiddleware(siteMiddleware(s.resolver.Middleware(tenant.MiddlewareOptions{
-		TrustedProxies: proxies, Logger: a.logger,
+		TrustedProxies: proxies, Logger: a.Logger,
 	}))))
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-			a.logger.ErrorContext(c.Request().Context(), "panic", "err", err, "stack", string(stack))
+			a.Logger.ErrorContext(c.Request().Context(), "panic", "err", err, "stack", string(stack))
 			return err
 		},
 	}))
@@ -74,7 +91,7 @@ func newServer(a *app) (*server, error) {
 			Skipper: func(c echo.Context) bool { return !isUpload(c) },
 		}),
 		securityHeaders)
-	if a.cfg.AccessLog {
+	if a.Config.AccessLog {
 		e.Use(s.accessLog)
 	}
 
@@ -85,7 +102,7 @@ func newServer(a *app) (*server, error) {
 	e.Match(getHead, "/readyz", s.readyz)
 	e.Match(getHead, "/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry})))
 
-	disc := discovery.NewHandler(a.keys, a.logger)
+	disc := discovery.NewHandler(a.Keys, a.Logger)
 	e.Match(getHead, vocab.ProtectedResourcePath, echo.WrapHandler(http.HandlerFunc(disc.ProtectedResource)))
 	e.Match(getHead, vocab.AuthorizationServerPath, echo.WrapHandler(http.HandlerFunc(disc.AuthorizationServer)))
 	e.Match(getHead, vocab.OpenIDConfigurationPath, echo.WrapHandler(http.HandlerFunc(disc.AuthorizationServer)))
@@ -96,7 +113,7 @@ func newServer(a *app) (*server, error) {
 	// they preflight: every origin, any header, no credentials.
 	e.OPTIONS("/.well-known/*", echo.WrapHandler(http.HandlerFunc(discovery.Preflight)))
 
-	auth := a.auth
+	auth := s.auth
 	h := func(f http.HandlerFunc) echo.HandlerFunc { return echo.WrapHandler(f) }
 	e.GET(vocab.AuthorizePath, h(auth.Authorize))
 	e.Match([]string{http.MethodGet, http.MethodPost}, "/login", h(auth.Login))
@@ -109,13 +126,44 @@ func newServer(a *app) (*server, error) {
 	e.POST(vocab.RegistrationPath, h(auth.Register))
 	e.Match(getHead, "/static/*", echo.WrapHandler(ui.Static()))
 
-	mountMemberAPI(e, a)
-	mountMCP(e, a)
-	mountAgentDocs(e, a)
-	mountAdminAPI(e, a)
-	mountWeb(e, a)
+	s.mountMemberAPI()
+	s.mountMCP()
+	s.mountAgentDocs()
+	s.mountAdminAPI()
+	s.mountWeb()
 	return s, nil
 }
+
+// buildHandlers makes what several routes share: the access-token
+// verifier, the browser sessions, and the authorization server.
+func (s *Server) buildHandlers() error {
+	a := s.app
+	s.verifier = bearer.New(bearer.Options{Keys: a.Keys, Store: a.Store, Cache: a.Cache, Logger: a.Logger})
+	s.sessions = session.NewStore(a.Cache, time.Now)
+	renderer, err := ui.NewRenderer(a.Logger)
+	if err != nil {
+		return err
+	}
+	fetcher := cimd.New(cimd.Options{
+		Cache: a.Cache, Logger: a.Logger, RootCAs: a.Config.CIMDTestRoots, AllowLoopbackForTests: a.Config.CIMDTestRoots != nil,
+	})
+	s.auth, err = authserver.New(authserver.Options{
+		Sessions: s.sessions, Store: a.Store, Cache: a.Cache, Keys: a.Keys, Verifier: s.verifier, UI: renderer, Logger: a.Logger, Platform: a.Platform,
+		Clients: &authserver.CIMDClients{Fetcher: fetcher, Store: a.Store, Now: time.Now},
+	})
+	return err
+}
+
+// ServeHTTP answers r through the router, as Serve does.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
+
+// Router is the echo router, for a caller that adds routes of its own
+// before Serve (tests add a slow one).
+func (s *Server) Router() *echo.Echo { return s.echo }
+
+// Auth is the authorization server, for tests that change its code
+// lifetime or drop its cached CIMD clients.
+func (s *Server) Auth() *authserver.Server { return s.auth }
 
 // Every request gets a deadline, so that a database or cache that accepts
 // connections and then stalls yields a 503 (the error handler's answer to
@@ -161,20 +209,20 @@ func siteMiddleware(mw func(http.Handler) http.Handler) func(http.Handler) http.
 	}
 }
 
-func (s *server) healthz(c echo.Context) error {
+func (s *Server) healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // readyz fails while the database or the cache cannot be reached, so the
 // load balancer stops sending traffic until they are back.
-func (s *server) readyz(c echo.Context) error {
+func (s *Server) readyz(c echo.Context) error {
 	checks := map[string]string{}
 	status, code := "ok", http.StatusOK
 	for name, err := range s.app.ready(c.Request().Context()) {
 		if err != nil {
 			checks[name] = "unavailable"
 			status, code = "unavailable", http.StatusServiceUnavailable
-			s.app.logger.WarnContext(c.Request().Context(), "not ready", "dependency", name, "err", err)
+			s.app.Logger.WarnContext(c.Request().Context(), "not ready", "dependency", name, "err", err)
 			continue
 		}
 		checks[name] = "ok"
@@ -186,7 +234,7 @@ func (s *server) readyz(c echo.Context) error {
 // errorHandler answers every error echo sees as RFC 6749-style JSON. It
 // never shows internals: unexpected errors are logged and answered
 // server_error (or temporarily_unavailable when storage is down).
-func (s *server) errorHandler(err error, c echo.Context) {
+func (s *Server) errorHandler(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
@@ -206,7 +254,7 @@ func (s *server) errorHandler(err error, c echo.Context) {
 		c.Response().Header().Set("Retry-After", "5")
 	}
 	if code >= 500 {
-		s.app.logger.ErrorContext(c.Request().Context(), "request failed", "status", code, "err", err)
+		s.app.Logger.ErrorContext(c.Request().Context(), "request failed", "status", code, "err", err)
 	}
 	switch code {
 	case http.StatusMethodNotAllowed:
@@ -220,7 +268,7 @@ func (s *server) errorHandler(err error, c echo.Context) {
 
 // requestID gives every request an id, carried in the context for logs and
 // echoed in X-Request-Id. A well-formed incoming id (from our proxy) is kept.
-func (s *server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := c.Request().Header.Get(echo.HeaderXRequestID)
 		if !validRequestID(id) {
@@ -245,7 +293,7 @@ func validRequestID(id string) bool {
 	return true
 }
 
-func (s *server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		err := next(c)
@@ -258,7 +306,7 @@ func (s *server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 			level = slog.LevelError
 		}
 		// The path only: query strings can carry codes and state.
-		s.app.logger.LogAttrs(r.Context(), level, "request",
+		s.app.Logger.LogAttrs(r.Context(), level, "request",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.Int("status", c.Response().Status), slog.Duration("duration", time.Since(start)),
 			slog.String("remote", c.RealIP()))
@@ -266,7 +314,7 @@ func (s *server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func (s *server) metrics() echo.MiddlewareFunc {
+func (s *Server) metrics() echo.MiddlewareFunc {
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "lectern_http_requests_total", Help: "HTTP requests by route, method and status code.",
 	}, []string{"route", "method", "code"})

@@ -1,8 +1,6 @@
-package main
+package server
 
 import (
-	"github.com/labstack/echo/v4"
-
 	"github.com/lectern/lectern/adminapi"
 	"github.com/lectern/lectern/vocab"
 )
@@ -10,15 +8,16 @@ import (
 // mountAdminAPI mounts the operators' API under /api/v1, its document at
 // /openapi.json and uploaded files under /uploads, kept in the store
 // --files-url chooses (openFiles).
-func mountAdminAPI(e *echo.Echo, a *app) {
+func (s *Server) mountAdminAPI() {
+	e, a := s.echo, s.app
 	h := adminapi.New(adminapi.Options{
-		Store:    a.store,
-		Platform: a.platform,
-		Verifier: a.verifier,
-		Revoker:  a.verifier,
-		Cache:    a.cache,
-		Files:    a.files,
-		Logger:   a.logger,
+		Store:    a.Store,
+		Platform: a.Platform,
+		Verifier: s.verifier,
+		Revoker:  s.verifier,
+		Cache:    a.Cache,
+		Files:    s.files,
+		Logger:   a.Logger,
 	})
 	h.Register(e, vocab.OpenAPIPath)
 }

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -7,8 +7,11 @@ import (
 	"github.com/lectern/lectern/tenant"
 )
 
-// contextHandler adds the request id and the site of the request context to
-// every record (after dex's request-context logging).
+// LogHandler wraps h so that every record logged with a request's context
+// carries its request id and site (after dex's request-context logging).
+// Loggers handed to Open should use it.
+func LogHandler(h slog.Handler) slog.Handler { return contextHandler{h} }
+
 type contextHandler struct{ slog.Handler }
 
 func (h contextHandler) Handle(ctx context.Context, r slog.Record) error {

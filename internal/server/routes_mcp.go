@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -17,8 +17,9 @@ import (
 // POST carries JSON-RPC; GET answers an event-stream request with 405 (no
 // sessions) and a plain GET with a description of the endpoint; DELETE is
 // 405. All of them pass the Origin check and authentication first.
-func mountMCP(e *echo.Echo, a *app) {
-	h := mcp.New(mcp.Options{Store: cachedRoles{a.store, a.platform}, Auth: a.verifier, Logger: a.logger})
+func (s *Server) mountMCP() {
+	e, a := s.echo, s.app
+	h := mcp.New(mcp.Options{Store: cachedRoles{a.Store, a.Platform}, Auth: s.verifier, Logger: a.Logger})
 	e.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, vocab.MCPPath, echo.WrapHandler(h))
 }
 
