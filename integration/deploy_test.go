@@ -1,4 +1,4 @@
-package main
+package integration
 
 // Checks on deploy/: the Kubernetes manifests, the compose file and the
 // Dockerfile must parse and keep the settings a running fleet depends on
@@ -30,7 +30,7 @@ import (
 )
 
 // deployRoot is deploy/ seen from this package's directory.
-var deployRoot = filepath.Join("..", "..", "deploy")
+var deployRoot = filepath.Join("..", "deploy")
 
 const (
 	// deployExampleSecretFile is the one manifest kept out of the kustomization.
