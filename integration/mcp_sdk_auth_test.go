@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -154,6 +152,3 @@ func decodeJWTClaims(t *testing.T, jwt string) map[string]any {
 	}
 	return claims
 }
-
-var _ = fmt.Sprint
-var _ = url.Parse

@@ -13,258 +13,9 @@ import (
 
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/internal/demo"
-	"github.com/lectern/lectern/internal/oauthtest"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/vocab"
 )
-
-// expectRedirectError asserts that authURL ends in a redirect to the client
-// with the OAuth error code (plus state and iss).
-func expectRedirectError(t *testing.T, f *flow, authURL, wantCode string, o oauthtest.Options) {
-	t.Helper()
-	out, err := f.browser.Authorize(authURL, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Redirect == nil {
-		t.Fatalf("want a redirect with error=%s; the server showed %d: %.300s", wantCode, out.Page.Status, out.Page.Body)
-	}
-	q := out.Redirect.Query()
-	if q.Get("error") != wantCode || q.Get("error_description") == "" || q.Get("iss") != f.origin {
-		t.Fatalf("redirect %s; want error=%s with a description and iss", out.Redirect, wantCode)
-	}
-	if st := q.Get("state"); st != "" && st != f.state {
-		t.Fatalf("state %q; want %q", st, f.state)
-	}
-}
-
-// expectErrorPage asserts that authURL shows an error page and never
-// redirects to the (untrusted) redirect URI.
-func expectErrorPage(t *testing.T, f *flow, authURL string) {
-	t.Helper()
-	out, err := f.browser.Authorize(authURL, oauthtest.Options{Email: demo.StudentEmail, Password: demo.StudentPassword})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Redirect != nil {
-		t.Fatalf("redirected to %s; an untrusted redirect must get an error page", out.Redirect)
-	}
-	if out.Page.Status != 400 || !strings.Contains(out.Page.Header.Get("Content-Type"), "text/html") {
-		t.Fatalf("error page: %d %s", out.Page.Status, out.Page.Header.Get("Content-Type"))
-	}
-	if ct := out.Page.Header.Get("Content-Security-Policy"); !strings.Contains(ct, "frame-ancestors 'none'") {
-		t.Fatalf("page without frame-ancestors 'none': %q", ct)
-	}
-}
-
-func TestAuthorizeErrors(t *testing.T) {
-	ts := startServer(t, backend{name: "embedded"}, nil)
-	ctx := context.Background()
-	openSite, _ := ts.app.Store.SiteBySlug(ctx, demo.OpenSlug)
-	openOnly := demo.MemberClient(openSite.ID)
-	openOnly.ClientID = "open-school-only"
-	if err := ts.app.Store.CreateClient(ctx, openOnly); err != nil {
-		t.Fatal(err)
-	}
-	member := func() *flow {
-		return newFlow(t, ts, ts.academy(), demo.MemberClientID, "openid", "account:read")
-	}
-	withRedirect := func(f *flow, redirect string) string {
-		u, _ := url.Parse(f.authURL())
-		q := u.Query()
-		q.Set("redirect_uri", redirect)
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	without := func(f *flow, params ...string) string {
-		u, _ := url.Parse(f.authURL())
-		q := u.Query()
-		for _, p := range params {
-			q.Del(p)
-		}
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	student := oauthtest.Options{Email: demo.StudentEmail, Password: demo.StudentPassword}
-
-	t.Run("redirect_uri mismatch shows an error page", func(t *testing.T) {
-		for _, bad := range []string{
-			"http://127.0.0.1:53682/other",         // path
-			"http://127.0.0.1:53682/Callback",      // case
-			"http://127.0.0.1:53682/callback/",     // trailing slash
-			"http://127.0.0.1:53682/callback?x=1",  // extra query
-			"http://127.0.0.1:53682/callback#frag", // fragment
-			"http://localhost:53682/callback",      // localhost is not 127.0.0.1
-			"https://127.0.0.1:53682/callback",     // scheme
-			"https://evil.example/callback",
-		} {
-			t.Run(bad, func(t *testing.T) { expectErrorPage(t, member(), withRedirect(member(), bad)) })
-		}
-	})
-	t.Run("loopback on another port is accepted", func(t *testing.T) {
-		f := member()
-		f.conf.RedirectURL = "http://127.0.0.1:61999/callback"
-		code := f.authorize(demo.StudentEmail, demo.StudentPassword)
-		if _, err := f.exchange(code); err != nil {
-			t.Fatal(err)
-		}
-	})
-	t.Run("unknown client shows an error page", func(t *testing.T) {
-		f := newFlow(t, ts, ts.academy(), "no-such-client", "openid")
-		expectErrorPage(t, f, f.authURL())
-	})
-	t.Run("a client_id of another site shows an error page", func(t *testing.T) {
-		f := newFlow(t, ts, ts.academy(), "open-school-only", "openid")
-		expectErrorPage(t, f, f.authURL())
-	})
-	t.Run("missing client_id shows an error page", func(t *testing.T) {
-		f := member()
-		expectErrorPage(t, f, without(f, "client_id"))
-	})
-	t.Run("plain PKCE", func(t *testing.T) {
-		f := member()
-		expectRedirectError(t, f, f.conf.AuthCodeURL(f.state, oauth2.SetAuthURLParam("code_challenge", f.verifier),
-			oauth2.SetAuthURLParam("code_challenge_method", "plain"), oauth2.SetAuthURLParam("resource", f.origin)), "invalid_request", student)
-	})
-	t.Run("missing code_challenge", func(t *testing.T) {
-		f := member()
-		expectRedirectError(t, f, without(f, "code_challenge", "code_challenge_method"), "invalid_request", student)
-	})
-	t.Run("missing code_challenge_method", func(t *testing.T) {
-		f := member()
-		expectRedirectError(t, f, without(f, "code_challenge_method"), "invalid_request", student)
-	})
-	t.Run("response_type token", func(t *testing.T) {
-		f := member()
-		u := strings.Replace(f.authURL(), "response_type=code", "response_type=token", 1)
-		expectRedirectError(t, f, u, "unsupported_response_type", student)
-	})
-	t.Run("missing resource for a member client", func(t *testing.T) {
-		f := member()
-		expectRedirectError(t, f, without(f, "resource"), "invalid_target", student)
-	})
-	t.Run("resource of another origin", func(t *testing.T) {
-		f := member()
-		expectRedirectError(t, f, f.authURL(oauth2.SetAuthURLParam("resource", ts.open())), "invalid_target", student)
-	})
-	t.Run("resource with a trailing slash is the same resource", func(t *testing.T) {
-		f := member()
-		code := f.authorize(demo.StudentEmail, demo.StudentPassword, oauth2.SetAuthURLParam("resource", f.origin+"/"))
-		if _, err := f.exchange(code, oauth2.SetAuthURLParam("resource", f.origin+"/")); err != nil {
-			t.Fatal(err)
-		}
-	})
-	t.Run("resource with a path", func(t *testing.T) {
-		f := member()
-		expectRedirectError(t, f, f.authURL(oauth2.SetAuthURLParam("resource", f.origin+"/mcp")), "invalid_target", student)
-	})
-	t.Run("account:read from an operator client", func(t *testing.T) {
-		f := newFlow(t, ts, ts.academy(), demo.VendorClientID, "openid", "account:read")
-		expectRedirectError(t, f, f.authURL(), "invalid_scope", oauthtest.Options{Email: demo.OwnerEmail, Password: demo.OwnerPassword})
-	})
-	t.Run("an operator scope from a member client", func(t *testing.T) {
-		f := newFlow(t, ts, ts.academy(), demo.MemberClientID, "openid", "courses:read")
-		expectRedirectError(t, f, f.authURL(), "invalid_scope", student)
-	})
-	t.Run("unknown scope", func(t *testing.T) {
-		f := newFlow(t, ts, ts.academy(), demo.MemberClientID, "openid", "everything")
-		expectRedirectError(t, f, f.authURL(), "invalid_scope", student)
-	})
-	t.Run("missing state", func(t *testing.T) {
-		f := member()
-		expectRedirectError(t, f, without(f, "state"), "invalid_request", student)
-	})
-	t.Run("repeated parameter", func(t *testing.T) {
-		f := member()
-		expectRedirectError(t, f, f.authURL()+"&scope=openid", "invalid_request", student)
-	})
-	t.Run("outsider with no role", func(t *testing.T) {
-		f := member()
-		out, err := f.browser.Authorize(f.authURL(), oauthtest.Options{Email: demo.OutsiderEmail, Password: demo.OutsiderPassword})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out.Page == nil || out.Page.Status != http.StatusForbidden || !strings.Contains(out.Page.Body, "cannot give") {
-			t.Fatalf("outsider should see a refusal page; got %+v", out)
-		}
-		out, err = oauthtest.NewBrowser(ts.addr).Authorize(f.authURL(), oauthtest.Options{Email: demo.OutsiderEmail, Password: demo.OutsiderPassword, FollowRefusal: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out.Redirect == nil || out.Redirect.Query().Get("error") != "access_denied" || out.Redirect.Query().Get("state") != f.state {
-			t.Fatalf("the client should get access_denied; got %+v", out)
-		}
-	})
-	t.Run("lecturer cannot authorize students:read for the vendor client", func(t *testing.T) {
-		f := newFlow(t, ts, ts.academy(), demo.VendorClientID, "openid", "students:read")
-		out, err := f.browser.Authorize(f.authURL(), oauthtest.Options{Email: demo.LecturerEmail, Password: demo.LecturerPassword, FollowRefusal: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out.Redirect == nil || out.Redirect.Query().Get("error") != "access_denied" {
-			t.Fatalf("want access_denied; got %+v", out)
-		}
-	})
-	t.Run("consent denied", func(t *testing.T) {
-		f := member()
-		// prompt=consent: the student approved this client in earlier subtests.
-		expectRedirectError(t, f, f.authURL(oauth2.SetAuthURLParam("prompt", "consent")), "access_denied", oauthtest.Options{Email: demo.StudentEmail, Password: demo.StudentPassword, Decision: "deny"})
-	})
-	t.Run("prompt=none without a session", func(t *testing.T) {
-		f := member()
-		expectRedirectError(t, f, f.authURL(oauth2.SetAuthURLParam("prompt", "none")), "login_required", oauthtest.Options{})
-	})
-}
-
-func TestLoginCSRF(t *testing.T) {
-	ts := startServer(t, backend{name: "embedded"}, nil)
-	f := newFlow(t, ts, ts.academy(), demo.MemberClientID, "openid")
-	out, err := f.browser.Authorize(f.authURL(), oauthtest.Options{}) // stops at the login form
-	if err != nil || out.Page == nil {
-		t.Fatalf("%v %+v", err, out)
-	}
-	form, err := oauthtest.ParseForm(out.Page.Body, "login-form")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if form.Values.Get("csrf_token") == "" {
-		t.Fatal("login form has no csrf_token")
-	}
-	for name, token := range map[string]string{"missing": "", "wrong": strings.Repeat("A", 43)} {
-		t.Run(name, func(t *testing.T) {
-			v := url.Values{}
-			for k, vs := range form.Values {
-				v[k] = vs
-			}
-			v.Set("email", demo.StudentEmail)
-			v.Set("password", demo.StudentPassword)
-			if token == "" {
-				v.Del("csrf_token")
-			} else {
-				v.Set("csrf_token", token)
-			}
-			page, err := f.browser.PostForm(ts.academy()+"/login", v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if page.Status != http.StatusForbidden {
-				t.Fatalf("login with %s csrf_token: %d; want 403", name, page.Status)
-			}
-			for _, c := range page.Header.Values("Set-Cookie") {
-				if strings.HasPrefix(c, "lectern_session") {
-					t.Fatalf("a session was created despite the CSRF failure: %s", c)
-				}
-			}
-		})
-	}
-	// A cross-site page cannot read the cookie: the same form from another
-	// browser (another cookie) is refused too.
-	other := oauthtest.NewBrowser(ts.addr)
-	v := url.Values{"csrf_token": {form.Values.Get("csrf_token")}, "email": {demo.StudentEmail}, "password": {demo.StudentPassword}, "auth_request": {form.Values.Get("auth_request")}}
-	if page, _ := other.PostForm(ts.academy()+"/login", v); page.Status != http.StatusForbidden {
-		t.Fatalf("a token from another browser: %d; want 403", page.Status)
-	}
-}
 
 func TestTokenErrors(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
@@ -493,5 +244,56 @@ func TestFormEndpointsTakeTheBodyOnly(t *testing.T) {
 	}
 	if code := webUserinfoStatus(t, ts, tok.AccessToken); code != http.StatusOK {
 		t.Fatalf("the access token after the refused revocations: %d", code)
+	}
+}
+
+// A token of one site is refused by the other, and the other way round.
+func TestTokensAreBoundToTheirSite(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ts := startServer(t, b, nil)
+		for _, pair := range [][2]string{{ts.academy(), ts.open()}, {ts.open(), ts.academy()}} {
+			f := newFlow(t, ts, pair[0], demo.MemberClientID, "openid", "account:read")
+			tok, err := f.exchange(f.authorize(demo.StudentEmail, demo.StudentPassword))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code, _, _ := f.userinfo(tok.AccessToken); code != 200 {
+				t.Fatalf("%s token at its own site: %d", pair[0], code)
+			}
+			code, hdr, body := ts.bearerGet(t, pair[1]+vocab.UserInfoPath, tok.AccessToken)
+			wa := hdr.Get("WWW-Authenticate")
+			if code != 401 || body["error"] != "invalid_token" || !strings.Contains(wa, `resource_metadata="`+pair[1]+vocab.ProtectedResourcePath+`"`) || !strings.Contains(wa, `error="invalid_token"`) {
+				t.Fatalf("%s token at %s: %d %v %q; want 401 invalid_token pointing at %s's metadata", pair[0], pair[1], code, body, wa, pair[1])
+			}
+		}
+	})
+}
+
+func TestIDTokensDisabled(t *testing.T) {
+	ts := startServer(t, backend{name: "embedded"}, nil)
+	ctx := context.Background()
+	s, _ := ts.app.Store.SiteBySlug(ctx, demo.AcademySlug)
+	s.IDTokensEnabled = false
+	if err := ts.app.Platform.UpdateSite(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	var meta map[string]any
+	ts.getJSON(t, ts.academy(), vocab.AuthorizationServerPath, 200, &meta)
+	if _, ok := meta["id_token_signing_alg_values_supported"]; ok {
+		t.Fatal("metadata still lists id_token_signing_alg_values_supported")
+	}
+	if _, ok := meta["jwks_uri"]; ok {
+		t.Fatal("metadata still lists jwks_uri")
+	}
+	f := newFlow(t, ts, ts.academy(), demo.MemberClientID, "openid", "email")
+	tok, err := f.exchange(f.authorize(demo.StudentEmail, demo.StudentPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.Extra("id_token") != nil {
+		t.Fatal("an id_token was issued by a site with id_tokens disabled")
+	}
+	if code, _, info := f.userinfo(tok.AccessToken); code != 200 || info["email"] != demo.StudentEmail {
+		t.Fatalf("userinfo still serves the claims: %d %v", code, info)
 	}
 }
