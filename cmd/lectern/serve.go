@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,11 +19,20 @@ import (
 )
 
 func runServe(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := flag.NewFlagSet("lectern serve", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := newCmdFlags(env, "serve", help{
+		usage: "lectern serve [flags]",
+		about: "Serve every site on one port. Without --database-url it runs the embedded default: SQLite and an " +
+			"in-memory cache under --data-dir, a generated key-encryption key, and the demo sites on the first start.",
+		examples: []string{
+			"lectern serve --addr :8080",
+			"DATABASE_URL=postgres://lectern@db:5432/lectern REDIS_URL=redis://redis:6379/0 LECTERN_KEK_FILE=/run/secrets/kek lectern serve",
+		},
+	})
 	var cfg config
-	cfg.register(fs, env.getenv)
-	if err := parseFlags(fs, args); err != nil {
+	cfg.serving(fs)
+	cfg.logging(fs, true)
+	cfg.connection(fs, true)
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	logger, err := cfg.logger(os.Stderr)
