@@ -4,6 +4,7 @@ package lectern_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -63,45 +64,150 @@ func TestDependencyRules(t *testing.T) {
 	if len(pkgs) < 8 {
 		t.Fatalf("go list found only %d packages", len(pkgs))
 	}
-	// Where a third-party library may be imported directly.
-	only := map[string][]string{
-		"gorm.io/":                          {"storage/sqlstore"},
-		"github.com/redis/go-redis":         {"storage/cache"},
-		"github.com/go-redis/redis_rate":    {"storage/cache"},
-		"github.com/labstack/echo":          {"cmd/lectern", "adminapi"},
-		"github.com/glebarez/":              {"storage/sqlstore"},
-		"github.com/jackc/pgx":              {"storage/sqlstore"},
-		"github.com/zitadel/oidc/v3/pkg/op": {"authserver"},
-		"github.com/minio/minio-go":         {"adminapi/s3files"},
+	for _, v := range dependencyViolations(pkgs) {
+		t.Error(v)
 	}
-	resourceServers := []string{"memberapi", "mcp", "adminapi"}
-	handlers := []string{"authserver", "memberapi", "mcp", "discovery", "adminapi", "web", "cmd"}
+}
+
+// Where a third-party library may be imported directly.
+var onlyIn = map[string][]string{
+	"gorm.io/":                          {"storage/sqlstore"},
+	"github.com/pressly/goose":          {"storage/sqlstore"},
+	"github.com/redis/go-redis":         {"storage/cache"},
+	"github.com/go-redis/redis_rate":    {"storage/cache"},
+	"github.com/labstack/echo":          {"internal/server", "adminapi"},
+	"github.com/glebarez/":              {"storage/sqlstore"},
+	"github.com/jackc/pgx":              {"storage/sqlstore"},
+	"github.com/zitadel/oidc/v3/pkg/op": {"authserver"},
+	"github.com/minio/minio-go":         {"adminapi/s3files"},
+}
+
+// handlers are the packages that answer requests; each also owns its
+// sub-packages. A handler may import its own sub-packages, but of another
+// handler only the doors.
+var handlers = []string{"authserver", "memberapi", "mcp", "discovery", "adminapi", "web"}
+
+// doors are the packages of a handler that the others may import: bearer
+// verifies access tokens for every resource server, scope is the scope
+// vocabulary, clientmeta the client-metadata (redirect URI) rules that the
+// admin area and the admin API apply as registration does.
+var doors = []string{"authserver/bearer", "authserver/scope", "authserver/clientmeta"}
+
+// leaves import nothing of ours but what is listed (nil: nothing at all;
+// tenant and vocab are standard library only, checked below).
+var leaves = map[string][]string{
+	"tenant":  nil,
+	"vocab":   nil,
+	"ui":      nil,
+	"session": {"tenant", "storage"},
+	// The client-metadata rules every door applies: the standard library
+	// and the scope vocabulary.
+	"authserver/clientmeta": {"authserver/scope"},
+}
+
+// stdlibOnly may not import anything outside the standard library.
+var stdlibOnly = []string{"tenant", "vocab"}
+
+// notImported lists, per package tree, what it must never import
+// directly, even where another rule would allow it.
+func notImported() map[string][]string {
+	return map[string][]string{"authserver": {"discovery", "web", "internal/platform"}}
+}
+
+// dependencyViolations checks the direct imports of non-test files against
+// the rules of docs/architecture.md and returns one message per breach.
+func dependencyViolations(pkgs []goPackage) []string {
+	var out []string
+	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	forbidden := notImported()
 	for _, p := range pkgs {
 		r := rel(p.ImportPath)
 		for _, imp := range p.Imports {
-			for prefix, allowed := range only {
+			for prefix, allowed := range onlyIn {
 				if strings.HasPrefix(imp, prefix) && !slices.Contains(allowed, r) {
-					t.Errorf("%s imports %s; only %v may", r, imp, allowed)
+					bad("%s imports %s; only %v may", r, imp, allowed)
 				}
 			}
+			if slices.Contains(stdlibOnly, r) && !isStd(imp) {
+				bad("%s must use the standard library only; it imports %s", r, imp)
+			}
+			if !ours(imp) {
+				continue
+			}
 			ir := rel(imp)
-			switch {
-			case r == "tenant" && !isStd(imp):
-				t.Errorf("tenant must use the standard library only; it imports %s", imp)
-			case strings.HasPrefix(r, "storage") && ours(imp):
-				for _, h := range handlers {
-					if ir == h || strings.HasPrefix(ir, h+"/") {
-						t.Errorf("%s (storage) imports the handler package %s", r, ir)
-					}
+			if allowed, leaf := leaves[r]; leaf && !slices.Contains(allowed, ir) {
+				bad("%s is a leaf and may import only %v of ours; it imports %s", r, allowed, ir)
+			}
+			if ir == "internal/server" && r != "cmd/lectern" {
+				bad("%s imports internal/server, the wiring; only cmd/lectern may", r)
+			}
+			if strings.HasPrefix(r, "storage") && (slices.Contains(handlers, topLevel(ir)) || topLevel(ir) == "cmd" || ir == "internal/server") {
+				bad("%s (storage) imports the handler package %s", r, ir)
+			}
+			if h := topLevel(r); slices.Contains(handlers, h) {
+				if other := topLevel(ir); other != h && slices.Contains(handlers, other) && !slices.Contains(doors, ir) {
+					bad("%s imports %s; a handler may import of another handler only %v", r, ir, doors)
 				}
-			case r == "authserver/clientmeta" && !isStd(imp) && ir != "authserver/scope":
-				t.Errorf("authserver/clientmeta is a leaf (the standard library and authserver/scope); it imports %s", ir)
-			case slices.Contains(resourceServers, topLevel(r)) && ours(imp) && strings.HasPrefix(ir, "authserver"):
-				if ir != "authserver/bearer" && ir != "authserver/scope" && ir != "authserver/clientmeta" {
-					t.Errorf("%s imports %s; resource servers may import only authserver/bearer (and authserver/scope, authserver/clientmeta)", r, ir)
+				for _, f := range forbidden[h] {
+					if ir == f || strings.HasPrefix(ir, f+"/") {
+						bad("%s imports %s, which %s must never import", r, ir, h)
+					}
 				}
 			}
 		}
+	}
+	return out
+}
+
+// The rules catch the mistakes they exist for: each of these imports must
+// be reported, and the allowed ones must not.
+func TestDependencyRulesCatchMistakes(t *testing.T) {
+	for _, c := range []struct {
+		pkg, imp string
+		want     bool
+	}{
+		{"web", "authserver", true},
+		{"web", "discovery", true},
+		{"authserver", "discovery", true},
+		{"authserver", "web", true},
+		{"authserver/cimd", "web/anything", true},
+		{"mcp", "discovery", true},
+		{"mcp", "authserver/keys", true},
+		{"adminapi/s3files", "memberapi", true},
+		{"discovery", "mcp", true},
+		{"ui", "tenant", true},
+		{"session", "authserver", true},
+		{"vocab", "tenant", true},
+		{"tenant", "storage", true},
+		{"storage/sqlstore", "authserver/keys", true},
+		{"mcp", "authserver/bearer", false},
+		{"memberapi", "authserver/scope", false},
+		{"web", "authserver/clientmeta", false},
+		{"adminapi/s3files", "adminapi", false},
+		{"authserver", "authserver/keys", false},
+		{"web", "session", false},
+		{"web", "ui", false},
+		{"authserver", "session", false},
+		{"session", "storage", false},
+		{"mcp", "vocab", false},
+		{"web", "internal/platform", false},
+		{"mcp", "internal/server", true},
+		{"cmd/lectern", "internal/server", false},
+		{"storage/cache", "internal/server", true},
+		{"authserver", "internal/platform", true},
+		{"authserver/clientmeta", "tenant", true},
+		{"adminapi", "authserver/clientmeta", false},
+	} {
+		got := dependencyViolations([]goPackage{{ImportPath: module + "/" + c.pkg, Imports: []string{module + "/" + c.imp}}})
+		if (len(got) > 0) != c.want {
+			t.Errorf("%s importing %s: violations %q; want reported: %v", c.pkg, c.imp, got, c.want)
+		}
+	}
+	if got := dependencyViolations([]goPackage{{ImportPath: module + "/vocab", Imports: []string{"github.com/google/go-cmp/cmp"}}}); len(got) == 0 {
+		t.Error("vocab importing a third-party module is not reported")
+	}
+	if got := dependencyViolations([]goPackage{{ImportPath: module + "/web", Imports: []string{"github.com/labstack/echo/v4"}}}); len(got) == 0 {
+		t.Error("web importing echo is not reported")
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
 
 // SourceYAML is the OpenAPI 3.0 document the server code is generated from.
@@ -23,12 +24,10 @@ import (
 //go:embed openapi.yaml
 var SourceYAML []byte
 
-// The authorization server's endpoints, relative to the origin
-// (discovery.AuthorizePath and discovery.TokenPath; a test keeps them
-// equal, as adminapi does not import the discovery handlers).
+// The authorization server's endpoints, relative to the origin.
 const (
-	authorizePath = "/oauth/authorize"
-	tokenPath     = "/api/oauth/token"
+	authorizePath = vocab.AuthorizePath
+	tokenPath     = vocab.TokenPath
 )
 
 // originPlaceholder stands for the site's origin in the prepared document.

@@ -10,9 +10,10 @@ import (
 
 	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/authserver/scope"
+	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
-	"github.com/lectern/lectern/web/ui"
+	"github.com/lectern/lectern/ui"
 )
 
 // challengeRE: an S256 challenge is the base64url SHA-256 of the verifier,
@@ -224,7 +225,7 @@ func quoteScope(s string) string {
 // then remembered consent or the consent page, then the code.
 // cached are the profile and consent values already read with the session
 // (nil entries when not).
-func (s *Server) proceed(w http.ResponseWriter, r *http.Request, site *tenant.Site, client *Client, ar *authRequest, sess *Session, cached [][]byte) {
+func (s *Server) proceed(w http.ResponseWriter, r *http.Request, site *tenant.Site, client *Client, ar *authRequest, sess *session.Session, cached [][]byte) {
 	ctx := r.Context()
 	p, remembered, err := s.userAndConsent(ctx, site.ID, sess.UserID, client.ClientID, cached)
 	if err != nil {
@@ -286,7 +287,7 @@ func grantable(roles []string, audience string, requested []string) (granted, wi
 }
 
 // complete issues the code and sends the browser back to the client.
-func (s *Server) complete(w http.ResponseWriter, r *http.Request, site *tenant.Site, ar *authRequest, sess *Session, p *Profile, granted []string) {
+func (s *Server) complete(w http.ResponseWriter, r *http.Request, site *tenant.Site, ar *authRequest, sess *session.Session, p *Profile, granted []string) {
 	code, err := s.issueCode(r.Context(), site.ID, &codeRecord{
 		ClientID: ar.ClientID, RedirectURI: ar.RedirectURI, Challenge: ar.Challenge, Resource: ar.Resource,
 		Scopes: granted, Nonce: ar.Nonce, UserID: sess.UserID, AuthTime: sess.AuthTime.Unix(), Profile: *p,

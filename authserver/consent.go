@@ -9,9 +9,10 @@ import (
 	"slices"
 
 	"github.com/lectern/lectern/authserver/scope"
+	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
-	"github.com/lectern/lectern/web/ui"
+	"github.com/lectern/lectern/ui"
 )
 
 // consentData is what the consent page shows (DESIGN §9): the client's name,
@@ -83,7 +84,7 @@ func (s *Server) Consent(w http.ResponseWriter, r *http.Request) {
 		s.renderConsent(w, r, site, client, ar, sess, p, granted, withheld)
 		return
 	}
-	if !CheckCSRF(r, site, sess) {
+	if !session.CheckCSRF(r, site, sess) {
 		s.errorPage(w, r, site, http.StatusForbidden, codeInvalidRequest, "This consent form expired or did not come from this site.", "Go back to the application and start again.")
 		return
 	}
@@ -110,7 +111,7 @@ func (s *Server) Consent(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, site *tenant.Site, client *Client, ar *authRequest, sess *Session, p *Profile, granted, withheld []string) {
+func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, site *tenant.Site, client *Client, ar *authRequest, sess *session.Session, p *Profile, granted, withheld []string) {
 	d := consentData{
 		Request: ar.ID, ClientName: client.Name, UserEmail: p.Email, Withheld: withheld,
 		DocumentHost: client.DocumentHost, Unreviewed: !client.Reviewed,
@@ -124,7 +125,7 @@ func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, site *ten
 		d.Scopes = append(d.Scopes, sc)
 	}
 	s.ui.Render(w, r, http.StatusOK, "consent", ui.Page{
-		Title: "Allow " + client.Name + "?", SiteName: site.Name, CSRF: CSRFToken(w, r, site, sess), Data: d,
+		Title: "Allow " + client.Name + "?", SiteName: site.Name, CSRF: session.CSRFToken(w, r, site, sess), Data: d,
 	})
 }
 

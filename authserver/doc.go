@@ -14,6 +14,7 @@
 //
 // Every request uses its own site (tenant.FromContext): issuer, keys,
 // clients, sessions and codes are per site. authserver imports tenant,
-// storage, discovery (paths), web/ui (pages) and its own sub-packages; never
-// a resource server, gorm or go-redis.
+// storage, the leaves vocab (paths), ui (pages) and session (browser
+// sessions, CSRF), and its own sub-packages; never another handler package
+// (discovery, web, memberapi, mcp, adminapi), gorm or go-redis.
 package authserver

@@ -9,9 +9,10 @@ import (
 	"strings"
 
 	"github.com/lectern/lectern/authserver/password"
+	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
-	"github.com/lectern/lectern/web/ui"
+	"github.com/lectern/lectern/ui"
 )
 
 // loginData is what the sign-in page shows.
@@ -55,7 +56,7 @@ func (s *Server) Login(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, site *tenant.Site, status int, d loginData) {
-	s.ui.Render(w, r, status, "login", ui.Page{Title: "Sign in", SiteName: site.Name, CSRF: CSRFToken(w, r, site, nil), Data: d})
+	s.ui.Render(w, r, status, "login", ui.Page{Title: "Sign in", SiteName: site.Name, CSRF: session.CSRFToken(w, r, site, nil), Data: d})
 }
 
 func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.Site) {
@@ -69,7 +70,7 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 		ReturnTo: localPath(r.PostFormValue("return_to")),
 		Email:    strings.TrimSpace(r.PostFormValue("email")),
 	}
-	if !CheckCSRF(r, site, nil) {
+	if !session.CheckCSRF(r, site, nil) {
 		d.Error = "Your sign-in form expired. Please try again."
 		s.renderLogin(w, r, site, http.StatusForbidden, d)
 		return

@@ -3,7 +3,8 @@ package authserver
 import (
 	"net/http"
 
-	"github.com/lectern/lectern/web/ui"
+	"github.com/lectern/lectern/session"
+	"github.com/lectern/lectern/ui"
 )
 
 // Logout shows a sign-out button (GET) and signs out (POST, CSRF-checked:
@@ -25,7 +26,7 @@ func (s *Server) Logout(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	case http.MethodPost:
-		if err := r.ParseForm(); err != nil || !CheckCSRF(r, site, sess) {
+		if err := r.ParseForm(); err != nil || !session.CheckCSRF(r, site, sess) {
 			s.errorPage(w, r, site, http.StatusForbidden, codeInvalidRequest, "This sign-out form expired or did not come from this site.", "")
 			return
 		}
@@ -46,5 +47,5 @@ func (s *Server) Logout(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, site, http.StatusMethodNotAllowed, codeInvalidRequest, "This page takes GET and POST requests.", "")
 		return
 	}
-	s.ui.Render(w, r, http.StatusOK, "logout", ui.Page{Title: "Sign out", SiteName: site.Name, CSRF: CSRFToken(w, r, site, sess), Data: data})
+	s.ui.Render(w, r, http.StatusOK, "logout", ui.Page{Title: "Sign out", SiteName: site.Name, CSRF: session.CSRFToken(w, r, site, sess), Data: data})
 }

@@ -12,10 +12,11 @@ import (
 	"github.com/lectern/lectern/authserver/bearer"
 	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/authserver/keys"
-	"github.com/lectern/lectern/discovery"
+	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
-	"github.com/lectern/lectern/web/ui"
+	"github.com/lectern/lectern/ui"
+	"github.com/lectern/lectern/vocab"
 )
 
 // Lifetimes (DESIGN §10).
@@ -41,6 +42,9 @@ type Options struct {
 	// Platform creates clients (open registration): internal/platform's
 	// *Platform.
 	Platform ClientCreator
+	// Sessions is the browser-session store, shared with the admin area
+	// (web). Default: one over Cache.
+	Sessions *session.Store
 	// Clients resolves client IDs that are not rows of the site (Client ID
 	// Metadata Documents). Optional.
 	Clients ClientSource
@@ -80,7 +84,7 @@ type Server struct {
 	loginWindow   time.Duration
 
 	clients  *clientCache
-	sessions *Sessions
+	sessions *session.Store
 	tokenRL  *leasedLimiter
 	op       http.Handler
 }
@@ -111,11 +115,14 @@ func New(o Options) (*Server, error) {
 	s.tokenRL = newLeasedLimiter(o.Cache, s.tokenRate, 5, s.now)
 	s.vendors = &vendorCache{store: o.Store, now: s.now}
 	s.clients = &clientCache{store: o.Store, ttl: 30 * time.Second, now: s.now, entries: map[clientKey]clientEntry{}}
-	s.sessions = &Sessions{cache: o.Cache, now: s.now}
+	s.sessions = o.Sessions
+	if s.sessions == nil {
+		s.sessions = session.NewStore(o.Cache, s.now)
+	}
 	s.op = op.RegisterServer(&opServer{s: s}, op.Endpoints{
-		Token:         op.NewEndpoint(discovery.TokenPath),
-		Revocation:    op.NewEndpoint(discovery.RevocationPath),
-		Introspection: op.NewEndpoint(discovery.IntrospectionPath),
+		Token:         op.NewEndpoint(vocab.TokenPath),
+		Revocation:    op.NewEndpoint(vocab.RevocationPath),
+		Introspection: op.NewEndpoint(vocab.IntrospectionPath),
 	}, op.WithServerCORSOptions(nil), op.WithFallbackLogger(o.Logger))
 	return s, nil
 }
@@ -133,9 +140,6 @@ func (s *Server) InvalidateCIMD() {
 // SetCodeLifetime changes how long authorization codes live (default
 // CodeLifetime). Call it before serving; tests shorten it to see expiry.
 func (s *Server) SetCodeLifetime(d time.Duration) { s.codeLifetime = d }
-
-// Sessions returns the browser-session store shared with the admin area.
-func (s *Server) Sessions() *Sessions { return s.sessions }
 
 // InvalidateClient drops a cached client (after a change broadcast);
 // clientID "" drops every client of the site.

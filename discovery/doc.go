@@ -4,9 +4,11 @@
 // document, the JWKS, and (later) /auth.md, /llms.txt and /pricing.md.
 //
 // Every document is generated from the resolved tenant.Site, never from the
-// Host header. The endpoint paths of the whole service are declared here, so
-// that the metadata and the routes cannot disagree.
+// Host header. The endpoint paths it advertises come from package vocab,
+// where the router finds them too, so the metadata and the routes cannot
+// disagree.
 //
-// discovery imports tenant, storage and authserver/scope; never authserver
-// itself, echo, gorm or go-redis.
+// discovery imports tenant, storage, vocab and authserver/scope; never
+// another handler package (authserver, mcp, web ...), echo, gorm or
+// go-redis.
 package discovery

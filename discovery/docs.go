@@ -14,6 +14,7 @@ import (
 
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
 
 // DocsStore is what the agent documents read: a site's published catalog.
@@ -25,19 +26,11 @@ type DocsStore interface {
 
 var _ DocsStore = (storage.CatalogStore)(nil)
 
-// MCPTool names one tool of the MCP server and the scopes it needs (none:
-// public), so that /auth.md lists the tools the server really has. The mcp
-// package provides the list (mcp.ToolAccess); discovery cannot import mcp.
-type MCPTool struct {
-	Name   string
-	Scopes []string
-}
-
 // DocsOptions configures NewDocs. Store is required.
 type DocsOptions struct {
 	Store DocsStore
 	// MCPTools are the MCP server's tools, for /auth.md.
-	MCPTools []MCPTool
+	MCPTools []vocab.MCPTool
 	// Logger receives storage failures. Default: discard.
 	Logger *slog.Logger
 	// Now is the clock (which events are upcoming). Default time.Now.
@@ -51,7 +44,7 @@ type DocsOptions struct {
 // 304) and Cache-Control.
 type Docs struct {
 	store  DocsStore
-	tools  []MCPTool
+	tools  []vocab.MCPTool
 	logger *slog.Logger
 	now    func() time.Time
 }
@@ -83,9 +76,6 @@ const (
 	markdownType = "text/markdown; charset=utf-8"
 	plainType    = "text/plain; charset=utf-8"
 )
-
-// CourseMDPath is the path of a course's Markdown page.
-func CourseMDPath(slug string) string { return CoursesPath + "/" + slug + ".md" }
 
 // AuthMD serves /auth.md, the authentication walkthrough of the site.
 func (d *Docs) AuthMD(w http.ResponseWriter, r *http.Request) {
@@ -131,7 +121,7 @@ func (d *Docs) CourseMD(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	slug, ok := strings.CutPrefix(r.URL.Path, CoursesPath+"/")
+	slug, ok := strings.CutPrefix(r.URL.Path, vocab.CoursesPath+"/")
 	if ok {
 		slug, ok = strings.CutSuffix(slug, ".md")
 	}
@@ -175,7 +165,7 @@ func docsSite(w http.ResponseWriter, r *http.Request) (*tenant.Site, bool) {
 }
 
 func docsNotFound(w http.ResponseWriter) {
-	tenant.WriteError(w, http.StatusNotFound, "not_found", "no published course at this path; see "+LLMSTxtPath)
+	tenant.WriteError(w, http.StatusNotFound, "not_found", "no published course at this path; see "+vocab.LLMSTxtPath)
 }
 
 // validSlug reports whether s can be a course slug: lower-case letters,

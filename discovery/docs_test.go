@@ -11,6 +11,7 @@ import (
 
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
 
 type docsFakeStore struct {
@@ -52,26 +53,6 @@ func docsServe(t *testing.T, d *Docs, site *tenant.Site, h func(*Docs) http.Hand
 	return w
 }
 
-func TestDocsPrice(t *testing.T) {
-	for _, c := range []struct {
-		cents    int64
-		currency string
-		want     string
-	}{
-		{4900, "USD", "49.00 USD"},
-		{5, "usd", "0.05 USD"},
-		{0, "EUR", "Free"},
-		{1500, "JPY", "1500 JPY"},
-		{12345, "KWD", "12.345 KWD"},
-		{-250, "EUR", "-2.50 EUR"},
-		{27910, "", "279.10"},
-	} {
-		if got := Price(c.cents, c.currency); got != c.want {
-			t.Errorf("Price(%d, %q) = %q; want %q", c.cents, c.currency, got, c.want)
-		}
-	}
-}
-
 // Catalog text written by operators never becomes markup.
 func TestDocsMarkdownEscaping(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
@@ -108,7 +89,7 @@ func TestDocsPKCEExample(t *testing.T) {
 // auth.md follows the site: variant, CIMD openness, MCP connections,
 // id_tokens.
 func TestAuthMDFollowsTheSite(t *testing.T) {
-	tools := []MCPTool{{Name: "search_courses"}, {Name: "my_enrollments", Scopes: []string{"account:read"}}}
+	tools := []vocab.MCPTool{{Name: "search_courses"}, {Name: "my_enrollments", Scopes: []string{"account:read"}}}
 	vendor := string(authMarkdown(docsSiteA, tools))
 	closed := *docsSiteA
 	closed.IDTokens, closed.CIMDOpen, closed.MCPConnections = false, true, false
@@ -154,19 +135,19 @@ func TestDocsETagAndErrors(t *testing.T) {
 			Sections: []storage.SectionOutline{{Section: storage.Section{Title: "Empty"}}}}},
 	}
 	d := NewDocs(DocsOptions{Store: store})
-	w := docsServe(t, d, docsSiteA, func(d *Docs) http.HandlerFunc { return d.PricingMD }, PricingMDPath)
+	w := docsServe(t, d, docsSiteA, func(d *Docs) http.HandlerFunc { return d.PricingMD }, vocab.PricingMDPath)
 	etag := w.Header().Get("ETag")
 	if w.Code != 200 || etag == "" || w.Header().Get("Content-Type") != "text/markdown; charset=utf-8" || !strings.Contains(w.Body.String(), `Go \| fast`) {
 		t.Fatalf("pricing.md: %d %v\n%s", w.Code, w.Header(), w.Body)
 	}
 	for _, inm := range []string{etag, "W/" + etag, `"x", ` + etag, "*"} {
-		if w := docsServe(t, d, docsSiteA, func(d *Docs) http.HandlerFunc { return d.PricingMD }, PricingMDPath, "If-None-Match", inm); w.Code != 304 || w.Body.Len() != 0 {
+		if w := docsServe(t, d, docsSiteA, func(d *Docs) http.HandlerFunc { return d.PricingMD }, vocab.PricingMDPath, "If-None-Match", inm); w.Code != 304 || w.Body.Len() != 0 {
 			t.Errorf("If-None-Match %s: %d", inm, w.Code)
 		}
 	}
 	// A change of the catalog changes the ETag.
 	store.offerings.Courses[0].PriceCents = 200
-	if w := docsServe(t, d, docsSiteA, func(d *Docs) http.HandlerFunc { return d.PricingMD }, PricingMDPath, "If-None-Match", etag); w.Code != 200 || w.Header().Get("ETag") == etag {
+	if w := docsServe(t, d, docsSiteA, func(d *Docs) http.HandlerFunc { return d.PricingMD }, vocab.PricingMDPath, "If-None-Match", etag); w.Code != 200 || w.Header().Get("ETag") == etag {
 		t.Errorf("after a price change: %d, ETag %s", w.Code, w.Header().Get("ETag"))
 	}
 
@@ -196,10 +177,10 @@ func TestDocsETagAndErrors(t *testing.T) {
 		}
 	}
 	// auth.md needs no storage.
-	if w := docsServe(t, d, docsSiteA, func(d *Docs) http.HandlerFunc { return d.AuthMD }, AuthMDPath); w.Code != 200 {
+	if w := docsServe(t, d, docsSiteA, func(d *Docs) http.HandlerFunc { return d.AuthMD }, vocab.AuthMDPath); w.Code != 200 {
 		t.Errorf("auth.md with storage down: %d", w.Code)
 	}
-	if w := docsServe(t, d, nil, func(d *Docs) http.HandlerFunc { return d.AuthMD }, AuthMDPath); w.Code != 404 {
+	if w := docsServe(t, d, nil, func(d *Docs) http.HandlerFunc { return d.AuthMD }, vocab.AuthMDPath); w.Code != 404 {
 		t.Errorf("no site: %d", w.Code)
 	}
 }

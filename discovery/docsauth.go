@@ -11,6 +11,7 @@ import (
 
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
 
 // PKCEExampleVerifier is the code_verifier of RFC 7636 Appendix B, the
@@ -30,7 +31,7 @@ func S256Challenge(verifier string) string {
 // authMarkdown renders /auth.md. Every URL comes from the same builders as
 // the metadata documents (AuthorizationServer, ProtectedResource), so the
 // walkthrough cannot disagree with them.
-func authMarkdown(site *tenant.Site, tools []MCPTool) []byte {
+func authMarkdown(site *tenant.Site, tools []vocab.MCPTool) []byte {
 	as := AuthorizationServer(site)
 	pr := ProtectedResource(site)
 	name := mdText(site.Name)
@@ -50,9 +51,9 @@ func authMarkdown(site *tenant.Site, tools []MCPTool) []byte {
 	b.line("|---|---|")
 	rows := [][2]string{
 		{"Issuer", as.Issuer},
-		{"Protected-resource metadata (RFC 9728)", site.URL(ProtectedResourcePath)},
-		{"Authorization-server metadata (RFC 8414)", site.URL(AuthorizationServerPath)},
-		{"OpenID Connect discovery", site.URL(OpenIDConfigurationPath)},
+		{"Protected-resource metadata (RFC 9728)", site.URL(vocab.ProtectedResourcePath)},
+		{"Authorization-server metadata (RFC 8414)", site.URL(vocab.AuthorizationServerPath)},
+		{"OpenID Connect discovery", site.URL(vocab.OpenIDConfigurationPath)},
 		{"Authorization endpoint", as.AuthorizationEndpoint},
 		{"Token endpoint", as.TokenEndpoint},
 		{"UserInfo endpoint", as.UserInfoEndpoint},
@@ -64,8 +65,8 @@ func authMarkdown(site *tenant.Site, tools []MCPTool) []byte {
 		rows = append(rows, [2]string{"JWKS (id_token keys)", as.JWKSURI})
 	}
 	rows = append(rows,
-		[2]string{"Member API (GraphQL over HTTP POST)", site.URL(MemberGraphQLPath)},
-		[2]string{"MCP server (Streamable HTTP)", site.URL(MCPPath)},
+		[2]string{"Member API (GraphQL over HTTP POST)", site.URL(vocab.MemberGraphQLPath)},
+		[2]string{"MCP server (Streamable HTTP)", site.URL(vocab.MCPPath)},
 	)
 	for _, r := range rows {
 		b.line("| ", r[0], " | ", r[1], " |")
@@ -75,17 +76,17 @@ func authMarkdown(site *tenant.Site, tools []MCPTool) []byte {
 	// 1. Discover
 	b.line("## 1. Discover")
 	b.line()
-	b.line("Start from a protected URL. Without a token, ", site.URL(MemberGraphQLPath), " answers `401` with a pointer to the protected-resource metadata:")
+	b.line("Start from a protected URL. Without a token, ", site.URL(vocab.MemberGraphQLPath), " answers `401` with a pointer to the protected-resource metadata:")
 	b.line()
 	b.line("```http")
 	b.line("HTTP/1.1 401 Unauthorized")
-	b.line(`WWW-Authenticate: Bearer resource_metadata="`, site.URL(ProtectedResourcePath), `", error="invalid_token", error_description="no bearer token"`)
+	b.line(`WWW-Authenticate: Bearer resource_metadata="`, site.URL(vocab.ProtectedResourcePath), `", error="invalid_token", error_description="no bearer token"`)
 	b.line("```")
 	b.line()
-	b.line(site.URL(MCPPath), " serves its public catalog tools without a token; calling one of its member tools without a token answers the same `401`, with `scope=\"", scope.AccountRead, "\"` added.")
+	b.line(site.URL(vocab.MCPPath), " serves its public catalog tools without a token; calling one of its member tools without a token answers the same `401`, with `scope=\"", scope.AccountRead, "\"` added.")
 	b.line()
 	b.line("```sh")
-	b.line("curl -s ", site.URL(ProtectedResourcePath))
+	b.line("curl -s ", site.URL(vocab.ProtectedResourcePath))
 	b.line("```")
 	b.line()
 	b.line("```json")
@@ -96,7 +97,7 @@ func authMarkdown(site *tenant.Site, tools []MCPTool) []byte {
 		"Then read the metadata of the authorization server named in `authorization_servers`:")
 	b.line()
 	b.line("```sh")
-	b.line("curl -s ", site.URL(AuthorizationServerPath))
+	b.line("curl -s ", site.URL(vocab.AuthorizationServerPath))
 	b.line("```")
 	b.line()
 	b.line("What this site advertises there:")
@@ -208,7 +209,7 @@ func authMarkdown(site *tenant.Site, tools []MCPTool) []byte {
 	b.line("### Member API (GraphQL)")
 	b.line()
 	b.line("```sh")
-	b.line("curl -s -X POST ", site.URL(MemberGraphQLPath), ` \`)
+	b.line("curl -s -X POST ", site.URL(vocab.MemberGraphQLPath), ` \`)
 	b.line(`  -H "Authorization: Bearer $ACCESS_TOKEN" \`)
 	b.line(`  -H "Content-Type: application/json" \`)
 	b.line(`  -d '{"query": "{ viewer { name email enrolledCourses(first: 5) { nodes { slug expireDate hasLifetimeAccess lastWatchedLecture { lectureId positionSeconds } } } } unreadNotificationCount }"}'`)
@@ -218,7 +219,7 @@ func authMarkdown(site *tenant.Site, tools []MCPTool) []byte {
 	b.line()
 	b.line("### MCP server")
 	b.line()
-	b.line("Point any MCP client at ", site.URL(MCPPath), " (Streamable HTTP, stateless: no session to keep). ",
+	b.line("Point any MCP client at ", site.URL(vocab.MCPPath), " (Streamable HTTP, stateless: no session to keep). ",
 		"Without a token it lists the public catalog tools; with a token it also lists the tools your scopes allow:")
 	b.line()
 	b.line("| Tool | Needs |")
@@ -238,7 +239,7 @@ func authMarkdown(site *tenant.Site, tools []MCPTool) []byte {
 	b.line("One JSON-RPC request without an MCP client:")
 	b.line()
 	b.line("```sh")
-	b.line("curl -s -X POST ", site.URL(MCPPath), ` \`)
+	b.line("curl -s -X POST ", site.URL(vocab.MCPPath), ` \`)
 	b.line(`  -H "Authorization: Bearer $ACCESS_TOKEN" \`)
 	b.line(`  -H "Content-Type: application/json" \`)
 	b.line(`  -H "Accept: application/json, text/event-stream" \`)

@@ -8,6 +8,7 @@ import (
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
 
 // Bounds of the catalog documents: a site with a huge catalog still gets a
@@ -34,19 +35,19 @@ func llmsText(site *tenant.Site, o *storage.Offerings) []byte {
 	b.line("> ", mdText(summary), " ", plural(len(o.Courses), "published course", "published courses"), " at ", site.Origin, ".")
 	b.line()
 	b.line("Generated from the site's published catalog; drafts never appear. ",
-		"The MCP server at ", site.URL(MCPPath), " answers catalog questions without signing in; ",
+		"The MCP server at ", site.URL(vocab.MCPPath), " answers catalog questions without signing in; ",
 		"a member's own enrollments, purchases and notifications need an access token with scope `", scope.AccountRead, "`; ",
-		"how to get one: ", site.URL(AuthMDPath), ".")
+		"how to get one: ", site.URL(vocab.AuthMDPath), ".")
 	b.line()
 
 	b.line("## Courses")
 	b.line()
 	if len(o.Courses) == 0 {
-		b.line("- [Pricing](", site.URL(PricingMDPath), "): no courses are published yet")
+		b.line("- [Pricing](", site.URL(vocab.PricingMDPath), "): no courses are published yet")
 	}
 	for i, c := range o.Courses {
 		if i == maxLLMSCourses {
-			b.line("- [All ", strconv.Itoa(len(o.Courses)), " courses with prices](", site.URL(PricingMDPath), "): the list above shows the first ", strconv.Itoa(maxLLMSCourses))
+			b.line("- [All ", strconv.Itoa(len(o.Courses)), " courses with prices](", site.URL(vocab.PricingMDPath), "): the list above shows the first ", strconv.Itoa(maxLLMSCourses))
 			break
 		}
 		desc := mdText(c.Subtitle)
@@ -56,27 +57,27 @@ func llmsText(site *tenant.Site, o *storage.Offerings) []byte {
 		if c.Category != "" {
 			desc += mdText(c.Category) + ", "
 		}
-		desc += Price(c.PriceCents, c.Currency)
-		b.line("- [", mdText(c.Title), "](", site.URL(CourseMDPath(c.Slug)), "): ", desc)
+		desc += vocab.Price(c.PriceCents, c.Currency)
+		b.line("- [", mdText(c.Title), "](", site.URL(vocab.CourseMDPath(c.Slug)), "): ", desc)
 	}
 	b.line()
 
 	b.line("## Pricing")
 	b.line()
-	b.line("- [Pricing](", site.URL(PricingMDPath), "): courses, membership plans, digital products, consulting services and upcoming events, with prices and currency")
+	b.line("- [Pricing](", site.URL(vocab.PricingMDPath), "): courses, membership plans, digital products, consulting services and upcoming events, with prices and currency")
 	b.line()
 
 	b.line("## Agents and APIs")
 	b.line()
-	b.line("- [Authentication walkthrough](", site.URL(AuthMDPath), "): OAuth 2.0 Authorization Code with PKCE, step by step, with this site's URLs")
-	b.line("- [MCP server](", site.URL(MCPPath), "): Streamable HTTP; public catalog tools without a token, member tools with `", scope.AccountRead, "`, operator tools with operator scopes")
-	b.line("- [OpenAPI document](", site.URL(OpenAPIPath), "): the administrative REST API for operators")
+	b.line("- [Authentication walkthrough](", site.URL(vocab.AuthMDPath), "): OAuth 2.0 Authorization Code with PKCE, step by step, with this site's URLs")
+	b.line("- [MCP server](", site.URL(vocab.MCPPath), "): Streamable HTTP; public catalog tools without a token, member tools with `", scope.AccountRead, "`, operator tools with operator scopes")
+	b.line("- [OpenAPI document](", site.URL(vocab.OpenAPIPath), "): the administrative REST API for operators")
 	b.line()
 
 	b.line("## Optional")
 	b.line()
-	b.line("- [Protected-resource metadata](", site.URL(ProtectedResourcePath), "): RFC 9728")
-	b.line("- [Authorization-server metadata](", site.URL(AuthorizationServerPath), "): RFC 8414, the source of truth for endpoints and scopes")
+	b.line("- [Protected-resource metadata](", site.URL(vocab.ProtectedResourcePath), "): RFC 9728")
+	b.line("- [Authorization-server metadata](", site.URL(vocab.AuthorizationServerPath), "): RFC 8414, the source of truth for endpoints and scopes")
 	return b.Bytes()
 }
 
@@ -100,7 +101,7 @@ func pricingMarkdown(site *tenant.Site, o *storage.Offerings) []byte {
 			if i == maxPricingRows {
 				break
 			}
-			b.line("| [", mdText(c.Title), "](", site.URL(CourseMDPath(c.Slug)), ") | ", mdText(c.Category), " | ", Price(c.PriceCents, c.Currency), " |")
+			b.line("| [", mdText(c.Title), "](", site.URL(vocab.CourseMDPath(c.Slug)), ") | ", mdText(c.Category), " | ", vocab.Price(c.PriceCents, c.Currency), " |")
 		}
 		truncated(&b, len(o.Courses))
 	}
@@ -117,7 +118,7 @@ func pricingMarkdown(site *tenant.Site, o *storage.Offerings) []byte {
 			if i == maxPricingRows {
 				break
 			}
-			b.line("| ", mdText(p.Title), " | ", Price(p.PriceCents, p.Currency), " | ", billing(p.Interval), " | ", mdText(p.Description), " |")
+			b.line("| ", mdText(p.Title), " | ", vocab.Price(p.PriceCents, p.Currency), " | ", billing(p.Interval), " | ", mdText(p.Description), " |")
 		}
 		truncated(&b, len(o.MembershipPlans))
 	}
@@ -134,7 +135,7 @@ func pricingMarkdown(site *tenant.Site, o *storage.Offerings) []byte {
 			if i == maxPricingRows {
 				break
 			}
-			b.line("| ", mdText(p.Title), " | ", Price(p.PriceCents, p.Currency), " | ", mdText(p.Description), " |")
+			b.line("| ", mdText(p.Title), " | ", vocab.Price(p.PriceCents, p.Currency), " | ", mdText(p.Description), " |")
 		}
 		truncated(&b, len(o.DigitalProducts))
 	}
@@ -151,7 +152,7 @@ func pricingMarkdown(site *tenant.Site, o *storage.Offerings) []byte {
 			if i == maxPricingRows {
 				break
 			}
-			b.line("| ", mdText(s.Title), " | ", strconv.Itoa(s.Sessions), " | ", Price(s.PriceCents, s.Currency), " | ", mdText(s.Description), " |")
+			b.line("| ", mdText(s.Title), " | ", strconv.Itoa(s.Sessions), " | ", vocab.Price(s.PriceCents, s.Currency), " | ", mdText(s.Description), " |")
 		}
 		truncated(&b, len(o.ConsultingServices))
 	}
@@ -169,12 +170,12 @@ func pricingMarkdown(site *tenant.Site, o *storage.Offerings) []byte {
 				break
 			}
 			b.line("| ", mdText(e.Title), " | ", e.StartsAt.UTC().Format(time.DateTime[:16]), " | ", e.EndsAt.UTC().Format(time.DateTime[:16]), " | ",
-				mdText(e.Location), " | ", Price(e.PriceCents, e.Currency), " |")
+				mdText(e.Location), " | ", vocab.Price(e.PriceCents, e.Currency), " |")
 		}
 		truncated(&b, len(o.Events))
 	}
 	b.line()
-	b.line("See also: [llms.txt](", site.URL(LLMSTxtPath), ") for the site index, and the MCP tool `get_pricing` at ", site.URL(MCPPath), ".")
+	b.line("See also: [llms.txt](", site.URL(vocab.LLMSTxtPath), ") for the site index, and the MCP tool `get_pricing` at ", site.URL(vocab.MCPPath), ".")
 	return b.Bytes()
 }
 
@@ -192,7 +193,7 @@ func courseMarkdown(site *tenant.Site, c *storage.CourseDetail) []byte {
 	if c.Category != "" {
 		b.line("- Category: ", mdText(c.Category))
 	}
-	b.line("- Price: ", Price(c.PriceCents, c.Currency))
+	b.line("- Price: ", vocab.Price(c.PriceCents, c.Currency))
 	if len(c.Lecturers) > 0 {
 		names := make([]string, len(c.Lecturers))
 		for i, l := range c.Lecturers {
@@ -251,9 +252,9 @@ func courseMarkdown(site *tenant.Site, c *storage.CourseDetail) []byte {
 
 	b.line("## More")
 	b.line()
-	b.line("- [All prices](", site.URL(PricingMDPath), ")")
-	b.line("- [Site index for agents](", site.URL(LLMSTxtPath), ")")
-	b.line("- MCP: call `get_course` with slug `", c.Slug, "` at ", site.URL(MCPPath))
+	b.line("- [All prices](", site.URL(vocab.PricingMDPath), ")")
+	b.line("- [Site index for agents](", site.URL(vocab.LLMSTxtPath), ")")
+	b.line("- MCP: call `get_course` with slug `", c.Slug, "` at ", site.URL(vocab.MCPPath))
 	return b.Bytes()
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
 
 // KeySource gives the published JWKS of a site (authserver/keys.Manager).
@@ -49,14 +50,14 @@ const metadataMaxAge = "public, max-age=300"
 
 // ProtectedResource serves /.well-known/oauth-protected-resource.
 func (h *Handler) ProtectedResource(w http.ResponseWriter, r *http.Request) {
-	h.serveDoc(w, r, ProtectedResourcePath, func(s *tenant.Site) any { return ProtectedResource(s) })
+	h.serveDoc(w, r, vocab.ProtectedResourcePath, func(s *tenant.Site) any { return ProtectedResource(s) })
 }
 
 // AuthorizationServer serves /.well-known/oauth-authorization-server and
 // /.well-known/openid-configuration (one document, RFC 8414 §3 and OIDC
 // Discovery §4 agree on its fields).
 func (h *Handler) AuthorizationServer(w http.ResponseWriter, r *http.Request) {
-	h.serveDoc(w, r, AuthorizationServerPath, func(s *tenant.Site) any { return AuthorizationServer(s) })
+	h.serveDoc(w, r, vocab.AuthorizationServerPath, func(s *tenant.Site) any { return AuthorizationServer(s) })
 }
 
 // JWKS serves the site's published signing keys.
@@ -96,7 +97,7 @@ func Preflight(w http.ResponseWriter, r *http.Request) {
 // them then fall back to the origin document.
 func NotFound(w http.ResponseWriter, r *http.Request) {
 	setPublicHeaders(w, "public, max-age=300")
-	tenant.WriteError(w, http.StatusNotFound, "not_found", "no metadata document at this path; see "+ProtectedResourcePath)
+	tenant.WriteError(w, http.StatusNotFound, "not_found", "no metadata document at this path; see "+vocab.ProtectedResourcePath)
 }
 
 func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, path string, build func(*tenant.Site) any) {

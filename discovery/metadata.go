@@ -3,6 +3,7 @@ package discovery
 import (
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
 
 // ProtectedResourceMetadata is the RFC 9728 document of a site's origin.
@@ -52,7 +53,7 @@ func ProtectedResource(site *tenant.Site) ProtectedResourceMetadata {
 		ScopesSupported:        discoverableScopes(site),
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           site.Name,
-		ResourceDocumentation:  site.URL(AuthMDPath),
+		ResourceDocumentation:  site.URL(vocab.AuthMDPath),
 	}
 }
 
@@ -82,12 +83,12 @@ func discoverableScopes(site *tenant.Site) []string {
 func AuthorizationServer(site *tenant.Site) ServerMetadata {
 	m := ServerMetadata{
 		Issuer:                                     site.Issuer(),
-		AuthorizationEndpoint:                      site.URL(AuthorizePath),
-		TokenEndpoint:                              site.URL(TokenPath),
-		UserInfoEndpoint:                           site.URL(UserInfoPath),
-		RevocationEndpoint:                         site.URL(RevocationPath),
-		IntrospectionEndpoint:                      site.URL(IntrospectionPath),
-		RegistrationEndpoint:                       site.URL(RegistrationPath),
+		AuthorizationEndpoint:                      site.URL(vocab.AuthorizePath),
+		TokenEndpoint:                              site.URL(vocab.TokenPath),
+		UserInfoEndpoint:                           site.URL(vocab.UserInfoPath),
+		RevocationEndpoint:                         site.URL(vocab.RevocationPath),
+		IntrospectionEndpoint:                      site.URL(vocab.IntrospectionPath),
+		RegistrationEndpoint:                       site.URL(vocab.RegistrationPath),
 		ScopesSupported:                            scope.Names(),
 		ResponseTypesSupported:                     []string{"code"},
 		ResponseModesSupported:                     []string{"query"},
@@ -99,11 +100,11 @@ func AuthorizationServer(site *tenant.Site) ServerMetadata {
 		AuthorizationResponseISSParameterSupported: true,
 		ClientIDMetadataDocumentSupported:          true,
 		ClaimsSupported:                            []string{"sub", "email", "name", "picture", "org_id", "roles"},
-		ServiceDocumentation:                       site.URL(AuthMDPath),
+		ServiceDocumentation:                       site.URL(vocab.AuthMDPath),
 		ProtectedResources:                         []string{site.Resource()},
 	}
 	if site.IDTokens {
-		m.JWKSURI = site.URL(JWKSPath)
+		m.JWKSURI = site.URL(vocab.JWKSPath)
 		m.IDTokenSigningAlgValuesSupported = []string{"ES256"}
 		m.SubjectTypesSupported = []string{"public"}
 		m.ClaimsSupported = append(m.ClaimsSupported, "iss", "aud", "exp", "iat", "nonce", "auth_time")

@@ -8,9 +8,9 @@ import (
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
 
 // The public catalog tools. Everything they read comes from
@@ -116,7 +116,7 @@ func (t *tools) getPricing(ctx context.Context, _ *gomcp.CallToolRequest, _ NoIn
 	if err != nil {
 		return nil, out, t.fail(ctx, "get_pricing", err)
 	}
-	out.PricingURL = site.URL(discovery.PricingMDPath)
+	out.PricingURL = site.URL(vocab.PricingMDPath)
 	out.Courses = capped(o.Courses, &out.Truncated, func(c *storage.Course) CourseSummary { return courseSummary(site, c) })
 	out.MembershipPlans = capped(o.MembershipPlans, &out.Truncated, func(p *storage.MembershipPlan) PlanOutput {
 		return PlanOutput{Slug: p.Slug, Title: p.Title, Description: p.Description, Interval: p.Interval, Money: price(p.PriceCents, p.Currency)}
@@ -149,13 +149,13 @@ func (t *tools) getSiteInfo(ctx context.Context, _ *gomcp.CallToolRequest, _ NoI
 		Name: site.Name, Description: site.Description, Origin: site.Origin, Locale: site.Locale,
 		PublishedCourses: total, Categories: nonNil(cats), Registration: registration(site),
 		Links: SiteLinks{
-			LLMSTxt:                     site.URL(discovery.LLMSTxtPath),
-			AuthMD:                      site.URL(discovery.AuthMDPath),
-			PricingMD:                   site.URL(discovery.PricingMDPath),
-			OpenAPI:                     site.URL(discovery.OpenAPIPath),
-			MCP:                         site.URL(discovery.MCPPath),
-			ProtectedResourceMetadata:   site.URL(discovery.ProtectedResourcePath),
-			AuthorizationServerMetadata: site.URL(discovery.AuthorizationServerPath),
+			LLMSTxt:                     site.URL(vocab.LLMSTxtPath),
+			AuthMD:                      site.URL(vocab.AuthMDPath),
+			PricingMD:                   site.URL(vocab.PricingMDPath),
+			OpenAPI:                     site.URL(vocab.OpenAPIPath),
+			MCP:                         site.URL(vocab.MCPPath),
+			ProtectedResourceMetadata:   site.URL(vocab.ProtectedResourcePath),
+			AuthorizationServerMetadata: site.URL(vocab.AuthorizationServerPath),
 		},
 		Access: AccessOutput{Scopes: []string{}, Tools: anonymous.toolNames()},
 	}

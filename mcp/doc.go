@@ -17,7 +17,7 @@
 // Tool handlers find the site and the caller in the request context; every
 // member read is keyed by the site and the token's subject.
 //
-// It imports authserver/bearer and authserver/scope, never authserver itself;
-// discovery for the endpoint paths and price formatting; storage for record
-// types; never echo, gorm or go-redis.
+// It imports authserver/bearer and authserver/scope, never authserver itself
+// nor another handler package; vocab for the endpoint paths and price
+// formatting; storage for record types; never echo, gorm or go-redis.
 package mcp

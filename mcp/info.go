@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/lectern/lectern/authserver/scope"
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
 
 // serveInfo answers a plain GET of /mcp (a person or an agent following the
@@ -25,7 +25,7 @@ func serveInfo(w http.ResponseWriter, site *tenant.Site) {
 	line("# ", name, ": MCP server")
 	line()
 	line("This is the Model Context Protocol endpoint of ", name, " (", site.Origin, "). ",
-		"Connect an MCP client to ", site.URL(discovery.MCPPath), " with the Streamable HTTP transport: ",
+		"Connect an MCP client to ", site.URL(vocab.MCPPath), " with the Streamable HTTP transport: ",
 		"POST JSON-RPC messages with `Content-Type: application/json` and `Accept: application/json, text/event-stream`. ",
 		"The server is stateless; there is no session to keep.")
 	line()
@@ -40,7 +40,7 @@ func serveInfo(w http.ResponseWriter, site *tenant.Site) {
 	}
 	line()
 	line("Tools that need a scope take an OAuth 2.0 access token of this site in `Authorization: Bearer`. ",
-		"How to get one: ", site.URL(discovery.AuthMDPath), ".")
+		"How to get one: ", site.URL(vocab.AuthMDPath), ".")
 	body := b.String()
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/markdown; charset=utf-8")

@@ -6,8 +6,8 @@ import (
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/vocab"
 )
 
 // The operator tools, each behind its operator scope. They see what the
@@ -93,7 +93,7 @@ func (t *tools) recentOrders(ctx context.Context, _ *gomcp.CallToolRequest, in R
 		out.Orders[i] = OrderOutput{
 			Number: o.Number, CustomerEmail: o.CustomerEmail, Status: o.Status, RefundStatus: o.RefundStatus,
 			CouponCode: o.CouponCode, TotalCents: o.TotalCents, Currency: o.Currency,
-			Total: discovery.Price(o.TotalCents, o.Currency), CreatedAt: rfc3339(o.CreatedAt), Items: items,
+			Total: vocab.Price(o.TotalCents, o.Currency), CreatedAt: rfc3339(o.CreatedAt), Items: items,
 		}
 	}
 	out.Total = total
@@ -118,7 +118,7 @@ func (t *tools) salesSummary(ctx context.Context, _ *gomcp.CallToolRequest, in S
 	}
 	return nil, SalesSummaryOutput{
 		From: rfc3339(s.From), To: rfc3339(s.To), Orders: s.Orders, RevenueCents: s.RevenueCents,
-		Revenue: discovery.Price(s.RevenueCents, s.Currency), Currency: s.Currency,
+		Revenue: vocab.Price(s.RevenueCents, s.Currency), Currency: s.Currency,
 		RefundedOrders: s.RefundedOrders, NewEnrollments: s.NewEnrollments,
 	}, nil
 }

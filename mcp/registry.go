@@ -9,7 +9,7 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lectern/lectern/authserver/scope"
-	"github.com/lectern/lectern/discovery"
+	"github.com/lectern/lectern/vocab"
 )
 
 // Page sizes of the list tools (the storage default is 20 as well).
@@ -175,10 +175,10 @@ func defineTools() []toolSpec {
 
 // ToolAccess lists every tool and the scopes it needs, in documentation
 // order, for /auth.md.
-func ToolAccess() []discovery.MCPTool {
-	out := make([]discovery.MCPTool, len(registry))
+func ToolAccess() []vocab.MCPTool {
+	out := make([]vocab.MCPTool, len(registry))
 	for i, t := range registry {
-		out[i] = discovery.MCPTool{Name: t.name, Scopes: append([]string(nil), t.scopes...)}
+		out[i] = vocab.MCPTool{Name: t.name, Scopes: append([]string(nil), t.scopes...)}
 	}
 	return out
 }

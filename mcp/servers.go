@@ -9,8 +9,8 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lectern/lectern/authserver/scope"
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
 
 // serverVersion is the version the servers report in serverInfo.
@@ -130,7 +130,7 @@ func instructions(site *tenant.Site, mask toolMask) string {
 	default:
 		b.WriteString("A member's own data (my_* tools) needs an OAuth access token with scope account:read; ")
 		b.WriteString("the sign-in steps are at ")
-		b.WriteString(site.URL(discovery.AuthMDPath))
+		b.WriteString(site.URL(vocab.AuthMDPath))
 		b.WriteString(". ")
 	}
 	b.WriteString("Lists are paged: pass next_cursor back as cursor. Prices are in minor units with a formatted copy.")

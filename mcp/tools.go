@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/lectern/lectern/authserver/scope"
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
 
 // tools holds what the tool handlers share. A handler finds the site and
@@ -115,13 +115,13 @@ func optTime(t *time.Time) string {
 }
 
 func price(cents int64, currency string) Money {
-	return Money{PriceCents: cents, Currency: currency, Price: discovery.Price(cents, currency)}
+	return Money{PriceCents: cents, Currency: currency, Price: vocab.Price(cents, currency)}
 }
 
 func courseSummary(site *tenant.Site, c *storage.Course) CourseSummary {
 	return CourseSummary{
 		Slug: c.Slug, Title: c.Title, Subtitle: c.Subtitle, Category: c.Category,
-		Money: price(c.PriceCents, c.Currency), URL: site.URL(discovery.CourseMDPath(c.Slug)),
+		Money: price(c.PriceCents, c.Currency), URL: site.URL(vocab.CourseMDPath(c.Slug)),
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package memberapi is the Member API: GraphQL over POST /member/graphql for
 // the signed-in member (graph-gophers/graphql-go, schema embedded from
-// schema.graphql). Handler is an http.Handler; cmd/lectern mounts it behind
+// schema.graphql). Handler is an http.Handler; internal/server mounts it behind
 // the tenant middleware, which puts the request's site in the context.
 //
 // What it owns: the schema, its resolvers, the GraphQL-over-HTTP edge

@@ -56,7 +56,7 @@ type Options struct {
 }
 
 // Handler serves the Member API: GraphQL over POST at /member/graphql
-// (discovery.MemberGraphQLPath). It is safe for concurrent use.
+// (vocab.MemberGraphQLPath). It is safe for concurrent use.
 type Handler struct {
 	schema *graphql.Schema
 	info   *schemaInfo

@@ -19,7 +19,7 @@ const viewerQuery = `{ viewer { id name email schools { id slug name origin role
 
 // The resolvers answer from the member's rows: a smoke test of every root
 // field on the fake store (the real stores are covered end to end in
-// cmd/lectern).
+// integration/).
 func TestMemberAPIResolvesEveryRootField(t *testing.T) {
 	api := newTestAPI(t, seededFake(), nil)
 	r := api.post(readWrite, `{

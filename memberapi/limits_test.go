@@ -133,7 +133,7 @@ func TestMemberAPILimitsAllowRealQueries(t *testing.T) {
 
 // The member schema states what the member bought and nothing more: no
 // type, field or argument of it names an order, coupon, refund or invoice
-// (spec: purchase connections). Checked on the schema as parsed; cmd/lectern
+// (spec: purchase connections). Checked on the schema as parsed; integration/
 // checks the same through introspection over HTTP.
 func TestMemberSchemaHasNoOrderCouponRefundOrInvoice(t *testing.T) {
 	h, err := New(Options{Store: newFakeStore(), Verifier: fakeAuth{}})

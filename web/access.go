@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lectern/lectern/authserver"
+	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 )
@@ -34,7 +34,7 @@ type request struct {
 	// flag must show a change at once, not when the resolver's cached copy
 	// expires.
 	stored *storage.Site
-	sess   *authserver.Session
+	sess   *session.Session
 	user   *storage.User
 	roles  []string
 }
@@ -110,7 +110,7 @@ func (h *Handler) handle(pattern string, level access, page pageFunc) {
 					"The form could not be read (it may be too large). Nothing was changed.", "Go back and try again.")
 				return
 			}
-			if !authserver.CheckCSRF(r, site, sess) {
+			if !session.CheckCSRF(r, site, sess) {
 				h.problem(w, r, rq, http.StatusForbidden, "This form has expired",
 					"The form was not accepted: it expired or did not come from this site. Nothing was changed.",
 					"Go back, reload the page and try again.")

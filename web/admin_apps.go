@@ -9,9 +9,9 @@ import (
 
 	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/authserver/scope"
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/vocab"
 )
 
 const appsPath = "/admin/developers/apps"
@@ -267,8 +267,8 @@ func (h *Handler) renderApp(w http.ResponseWriter, r *http.Request, rq *request,
 		Created: h.when(c.CreatedAt), Updated: h.when(c.UpdatedAt), CreatedBy: c.CreatedBy, Connections: n,
 		ConnectionsURL: grantsPath + "?client=" + url.QueryEscape(c.ClientID),
 		URL:            appURL(c.ClientID), RotateURL: appURL(c.ClientID) + "/rotate-secret", DeleteURL: appURL(c.ClientID) + "/delete",
-		Issuer: site.Issuer(), AuthorizeURL: site.URL(discovery.AuthorizePath), TokenURL: site.URL(discovery.TokenPath),
-		Resource: site.Resource(), MetadataURL: site.URL(discovery.AuthorizationServerPath),
+		Issuer: site.Issuer(), AuthorizeURL: site.URL(vocab.AuthorizePath), TokenURL: site.URL(vocab.TokenPath),
+		Resource: site.Resource(), MetadataURL: site.URL(vocab.AuthorizationServerPath),
 	}
 	if c.LastUsedAt != nil {
 		v.LastUsed = h.when(*c.LastUsedAt)

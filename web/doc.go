@@ -10,8 +10,10 @@
 // CSRF token, destructive actions have a confirmation page, and results
 // come back as one-time flash messages kept in the cache under the session.
 //
-// The handler is an http.Handler; cmd/lectern mounts it. It uses the
-// browser session of the authorization server (authserver.Sessions), so
-// signing in at /login signs a person in here too. It must not import echo,
-// gorm or go-redis, nor any resource server (memberapi, mcp, adminapi).
+// The handler is an http.Handler; the wiring (internal/server) mounts it.
+// It shares the browser session with the authorization server (package
+// session), so signing in at /login signs a person in here too. It must not
+// import echo, gorm or go-redis, nor another handler package (authserver,
+// discovery, memberapi, mcp, adminapi) beyond authserver/scope and
+// authserver/clientmeta.
 package web

@@ -8,7 +8,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/lectern/lectern/authserver"
+	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 )
@@ -34,7 +34,7 @@ const flashLifetime = 5 * time.Minute
 // secret of the session that never changes during it, so the key belongs to
 // this session alone (another tab of the same session shares it; another
 // browser of the same person does not).
-func flashKey(site tenant.ID, sess *authserver.Session) string {
+func flashKey(site tenant.ID, sess *session.Session) string {
 	sum := sha256.Sum256([]byte("lectern-flash:" + sess.CSRF))
 	return storage.CacheKey(site, "flash", base64.RawURLEncoding.EncodeToString(sum[:]))
 }

@@ -7,11 +7,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/lectern/lectern/authserver"
 	"github.com/lectern/lectern/internal/platform"
+	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
-	"github.com/lectern/lectern/web/ui"
+	"github.com/lectern/lectern/ui"
 )
 
 // Store is what the pages read and write directly; application changes go
@@ -38,7 +38,7 @@ type Options struct {
 	// Platform creates, changes and deletes applications and sites.
 	Platform *platform.Platform
 	// Sessions are the authorization server's browser sessions.
-	Sessions *authserver.Sessions
+	Sessions *session.Store
 	// Revoker revokes grants durably and in the cache, so their tokens are
 	// refused at once (authserver/bearer's Verifier).
 	Revoker platform.Revoker
@@ -52,7 +52,7 @@ type Handler struct {
 	store    Store
 	cache    storage.Cache
 	platform *platform.Platform
-	sessions *authserver.Sessions
+	sessions *session.Store
 	revoker  platform.Revoker
 	logger   *slog.Logger
 	now      func() time.Time

@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/lectern/lectern/authserver"
+	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
-	"github.com/lectern/lectern/web/ui"
+	"github.com/lectern/lectern/ui"
 )
 
 // chrome is what every page of this package shows around its content; page
@@ -49,7 +49,7 @@ func chromeFor(rq *request, area, current string) chrome {
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, rq *request, status int, page, title string, data any, f *flash) {
 	p := ui.Page{Title: title, SiteName: rq.site.Name, Data: data}
 	if rq.sess != nil {
-		p.CSRF = authserver.CSRFToken(w, r, rq.site, rq.sess)
+		p.CSRF = session.CSRFToken(w, r, rq.site, rq.sess)
 	}
 	if f != nil {
 		p.Flash = &ui.Flash{Kind: f.Kind, Message: f.Message}

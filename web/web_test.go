@@ -14,12 +14,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/lectern/lectern/authserver"
 	"github.com/lectern/lectern/authserver/clientmeta"
+	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/storage/cache"
 	"github.com/lectern/lectern/tenant"
-	"github.com/lectern/lectern/web/ui"
+	"github.com/lectern/lectern/ui"
 )
 
 var testNow = time.Date(2026, 3, 3, 14, 5, 0, 0, time.UTC)
@@ -44,7 +44,7 @@ func testRequest(roles ...string) *request {
 	return &request{
 		site:   &tenant.Site{ID: 7, Name: "Demo <Academy>", Origin: "https://academy.example"},
 		stored: &storage.Site{ID: 7, MCPConnectionsBeta: true},
-		sess:   &authserver.Session{SiteID: 7, UserID: "usr_a", CSRF: "csrf-token-of-the-session"},
+		sess:   &session.Session{SiteID: 7, UserID: "usr_a", CSRF: "csrf-token-of-the-session"},
 		user:   &storage.User{ID: "usr_a", Email: "owner@example.test"},
 		roles:  roles,
 	}
@@ -221,7 +221,7 @@ func TestFlashOncePerSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := testRequest("owner")
-	other.sess = &authserver.Session{SiteID: 7, UserID: "usr_a", CSRF: "another-session"}
+	other.sess = &session.Session{SiteID: 7, UserID: "usr_a", CSRF: "another-session"}
 	if f := h.takeFlash(ctx, other); f != nil {
 		t.Fatalf("another session read the flash: %+v", f)
 	}

@@ -6,12 +6,8 @@ import (
 	"strings"
 
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
-
-// protectedResourcePath is where a site publishes its protected-resource
-// metadata (RFC 9728 §3; discovery.ProtectedResourcePath, which bearer must
-// not import: discovery is a handler package).
-const protectedResourcePath = "/.well-known/oauth-protected-resource"
 
 // retryAfter is the Retry-After of a 503, in seconds, as the tenant
 // middleware answers when the site directory is down.
@@ -21,7 +17,7 @@ const retryAfter = "5"
 // (RFC 9728 §3), which every 401 and 403 points at with resource_metadata
 // (RFC 9728 §5.1). Only the origin-level document exists (DESIGN §8).
 func ResourceMetadataURL(site *tenant.Site) string {
-	return site.URL(protectedResourcePath)
+	return site.URL(vocab.ProtectedResourcePath)
 }
 
 // WriteError answers a request that err refuses. An *Error is written as

@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
 
 func TestWriteError(t *testing.T) {
@@ -112,7 +112,7 @@ func TestWriteError(t *testing.T) {
 
 func TestResourceMetadataURL(t *testing.T) {
 	site := &tenant.Site{Origin: "http://localhost:8080"}
-	want := "http://localhost:8080" + discovery.ProtectedResourcePath
+	want := "http://localhost:8080" + vocab.ProtectedResourcePath
 	if got := ResourceMetadataURL(site); got != want {
 		t.Errorf("ResourceMetadataURL = %q, want %q (the document discovery serves)", got, want)
 	}

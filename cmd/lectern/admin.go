@@ -10,36 +10,39 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/lectern/lectern/internal/demo"
+	"github.com/lectern/lectern/internal/server"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 )
 
-// adminCommand parses the shared settings plus the command's own flags,
-// opens the app and runs f.
-func adminCommand(ctx context.Context, env *cmdEnv, name string, args []string, o openOptions,
-	define func(fs *flag.FlagSet), f func(a *app, fs *flag.FlagSet) error) error {
-	fs := flag.NewFlagSet("lectern "+name, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	var cfg config
-	cfg.register(fs, env.getenv)
+// adminCommand parses the command's own flags (define) and the
+// connection flags, opens the app on a current schema and runs f.
+func adminCommand(ctx context.Context, env *cmdEnv, name string, h help, args []string,
+	define func(fs *cmdFlags), f func(a *server.App, fs *cmdFlags) error) error {
+	fs := newCmdFlags(env, name, h)
 	define(fs)
-	if err := parseFlags(fs, args); err != nil {
+	var cfg config
+	cfg.connection(fs, false)
+	if err := fs.parse(args); err != nil {
 		return err
 	}
-	cfg.LogLevel = "warn" // commands print their own results
+	// Commands print their own results; warnings still follow the
+	// deployment's log format.
+	cfg.LogLevel, cfg.LogFormat = "warn", env.getenv("LECTERN_LOG_FORMAT")
 	logger, err := cfg.logger(os.Stderr)
 	if err != nil {
 		return err
 	}
-	// Libraries that log through slog's default (zitadel's route
-	// registration) follow the command's level and format.
+	// Libraries that log through slog's default follow the command's
+	// level and format.
 	slog.SetDefault(logger)
-	a, err := openApp(ctx, &cfg, logger, o)
+	a, err := server.Open(ctx, &cfg.Config, logger, server.OpenOptions{RequireCurrentSchema: true})
 	if err != nil {
 		return err
 	}
@@ -47,44 +50,77 @@ func adminCommand(ctx context.Context, env *cmdEnv, name string, args []string, 
 	return f(a, fs)
 }
 
+// subcommand picks the subcommand of name from args. Without one, or with
+// -h/--help, it prints which there are.
+func subcommand(env *cmdEnv, name string, subs []string, args []string) (string, []string, error) {
+	list := func() {
+		fmt.Fprintf(env.stderr, "usage: lectern %s %s [flags]\n", name, strings.Join(subs, "|"))
+		fmt.Fprintf(env.stderr, "Run 'lectern %s %s --help' for its flags and an example.\n", name, subs[0])
+	}
+	if len(args) == 0 {
+		list()
+		return "", nil, errUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		list()
+		return "", nil, errHelp
+	}
+	if !slices.Contains(subs, args[0]) {
+		fmt.Fprintf(env.stderr, "lectern %s: unknown subcommand %q\n", name, args[0])
+		list()
+		return "", nil, errUsage
+	}
+	return args[0], args[1:], nil
+}
+
 func runMigrate(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := flag.NewFlagSet("lectern migrate", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := newCmdFlags(env, "migrate", help{
+		usage: "lectern migrate [flags]",
+		about: "Apply the pending database migrations and exit. serve refuses a PostgreSQL schema that lacks " +
+			"migrations, so run this first on every upgrade (deploy/k8s/migrate-job.yaml); the embedded default migrates by itself.",
+		examples: []string{"DATABASE_URL=postgres://lectern@db:5432/lectern LECTERN_KEK_FILE=/run/secrets/kek lectern migrate"},
+	})
 	var cfg config
-	cfg.register(fs, env.getenv)
-	if err := parseFlags(fs, args); err != nil {
+	cfg.logging(fs, false)
+	cfg.connection(fs, false)
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	logger, err := cfg.logger(os.Stderr)
 	if err != nil {
 		return err
 	}
-	// Libraries that log through slog's default (zitadel's route
-	// registration) follow the command's level and format.
+	// Libraries that log through slog's default follow the command's
+	// level and format.
 	slog.SetDefault(logger)
-	a, err := openApp(ctx, &cfg, logger, openOptions{migrate: true})
+	a, err := server.Open(ctx, &cfg.Config, logger, server.OpenOptions{Migrate: true})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	v, err := a.store.SchemaVersion(ctx)
+	v, err := a.Store.SchemaVersion(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "schema at version %d (%s)\n", v, a.store.Dialect())
+	fmt.Fprintf(env.stdout, "schema at version %d (%s)\n", v, a.Store.Dialect())
 	return nil
 }
 
 func runSeed(ctx context.Context, env *cmdEnv, args []string) error {
-	if len(args) == 0 || args[0] != "demo" {
-		fmt.Fprintln(env.stderr, "usage: lectern seed demo [--port 8080]")
-		return errUsage
+	_, args, err := subcommand(env, "seed", []string{"demo"}, args)
+	if err != nil {
+		return err
 	}
 	var port int
-	return adminCommand(ctx, env, "seed demo", args[1:], openOptions{requireCurrentSchema: true},
-		func(fs *flag.FlagSet) { fs.IntVar(&port, "port", demo.DefaultPort, "port of the demo origins") },
-		func(a *app, _ *flag.FlagSet) error {
-			if _, err := demo.Seed(ctx, a.platform, a.store, port, time.Now()); err != nil {
+	return adminCommand(ctx, env, "seed demo", help{
+		usage:    "lectern seed demo [--port 8080] [flags]",
+		about:    "Create the demo sites, users, clients and catalog (DESIGN §7), with origins on --port. Nothing happens if they exist.",
+		examples: []string{"lectern seed demo --port 8080"},
+	}, args,
+		func(fs *cmdFlags) { fs.IntVar(&port, "port", demo.DefaultPort, "port of the demo origins") },
+		func(a *server.App, _ *cmdFlags) error {
+			if _, err := demo.Seed(ctx, a.Platform, a.Store, port, time.Now()); err != nil {
 				if errors.Is(err, demo.ErrSeeded) {
 					fmt.Fprintln(env.stdout, "the demo sites exist already; nothing to do")
 					return nil
@@ -119,20 +155,19 @@ func toSiteJSON(s *storage.Site) siteJSON {
 }
 
 func runSite(ctx context.Context, env *cmdEnv, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintln(env.stderr, "usage: lectern site create|list|update [flags]")
-		return errUsage
+	sub, args, err := subcommand(env, "site", []string{"create", "list", "update"}, args)
+	if err != nil {
+		return err
 	}
-	sub, args := args[0], args[1:]
 	var (
 		slug, name, origin, variant, description, locale, ref string
 		aliases                                               stringList
 		idTokens, mcpBeta, cimdOpen, asJSON, clearAliases     bool
 	)
-	siteFlags := func(fs *flag.FlagSet) {
+	siteFlags := func(fs *cmdFlags) {
 		fs.StringVar(&name, "name", "", "display name")
 		fs.StringVar(&origin, "origin", "", "origin, scheme://host[:port]: the issuer and RFC 8707 resource")
-		fs.Var(&aliases, "alias", "further host[:port] that serves the site (repeatable)")
+		fs.Var(&aliases, "alias", "further `host[:port]` that serves the site (repeatable)")
 		fs.StringVar(&variant, "variant", "A", "registration variant: A (vendor platforms + CIMD) or B (open loopback registration)")
 		fs.BoolVar(&idTokens, "id-tokens", false, "issue id_tokens (and advertise jwks_uri)")
 		fs.BoolVar(&mcpBeta, "mcp-beta", false, `enable the "MCP connections" beta feature`)
@@ -143,30 +178,38 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	switch sub {
 	case "create":
-		return adminCommand(ctx, env, "site create", args, openOptions{requireCurrentSchema: true},
-			func(fs *flag.FlagSet) {
+		return adminCommand(ctx, env, "site create", help{
+			usage:    "lectern site create --slug S --name N --origin URL [flags]",
+			about:    "Create a site, with its signing-key ring, and tell the running replicas.",
+			examples: []string{`lectern site create --slug academy --name "Academy" --origin https://academy.example.com --id-tokens --mcp-beta`},
+		}, args,
+			func(fs *cmdFlags) {
 				fs.StringVar(&slug, "slug", "", "short name (lower-case letters, digits, '-')")
 				siteFlags(fs)
 			},
-			func(a *app, _ *flag.FlagSet) error {
+			func(a *server.App, _ *cmdFlags) error {
 				s := &storage.Site{Slug: slug, Name: name, Origin: origin, Aliases: aliases,
 					RegistrationVariant: tenant.Variant(strings.ToUpper(variant)), IDTokensEnabled: idTokens,
 					MCPConnectionsBeta: mcpBeta, CIMDOpen: cimdOpen, Description: description, Locale: locale}
-				if err := a.platform.CreateSite(ctx, s); err != nil {
+				if err := a.Platform.CreateSite(ctx, s); err != nil {
 					return err
 				}
 				return printResult(env.stdout, asJSON, toSiteJSON(s), fmt.Sprintf("created site %s (id %d) at %s", s.Slug, s.ID, s.Origin))
 			})
 	case "update":
-		return adminCommand(ctx, env, "site update", args, openOptions{requireCurrentSchema: true},
-			func(fs *flag.FlagSet) {
+		return adminCommand(ctx, env, "site update", help{
+			usage:    "lectern site update --site S [flags]",
+			about:    "Change a site: only the flags given change (--alias adds; --clear-aliases first removes the others).",
+			examples: []string{"lectern site update --site academy --mcp-beta --alias www.academy.example.com"},
+		}, args,
+			func(fs *cmdFlags) {
 				fs.StringVar(&ref, "site", "", "site slug or ID")
 				fs.StringVar(&slug, "slug", "", "new slug")
 				fs.BoolVar(&clearAliases, "clear-aliases", false, "remove every alias (before adding --alias ones)")
 				siteFlags(fs)
 			},
-			func(a *app, fs *flag.FlagSet) error {
-				s, err := a.siteByRef(ctx, ref)
+			func(a *server.App, fs *cmdFlags) error {
+				s, err := siteByRef(ctx, a, ref)
 				if err != nil {
 					return err
 				}
@@ -196,18 +239,22 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 					s.Aliases = nil
 				}
 				s.Aliases = append(s.Aliases, aliases...)
-				if err := a.platform.UpdateSite(ctx, s); err != nil {
+				if err := a.Platform.UpdateSite(ctx, s); err != nil {
 					return err
 				}
 				return printResult(env.stdout, asJSON, toSiteJSON(s), fmt.Sprintf("updated site %s (id %d)", s.Slug, s.ID))
 			})
 	case "list":
-		return adminCommand(ctx, env, "site list", args, openOptions{requireCurrentSchema: true},
-			func(fs *flag.FlagSet) { fs.BoolVar(&asJSON, "json", false, "print JSON") },
-			func(a *app, _ *flag.FlagSet) error {
+		return adminCommand(ctx, env, "site list", help{
+			usage:    "lectern site list [--json]",
+			about:    "List every site: a table, or with --json one JSON array.",
+			examples: []string{"lectern site list --json"},
+		}, args,
+			func(fs *cmdFlags) { fs.BoolVar(&asJSON, "json", false, "print JSON") },
+			func(a *server.App, _ *cmdFlags) error {
 				var all []siteJSON
 				for after := tenant.ID(0); ; {
-					page, err := a.store.ListSites(ctx, after, 500)
+					page, err := a.Store.ListSites(ctx, after, 500)
 					if err != nil {
 						return err
 					}
@@ -233,21 +280,24 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 				return tw.Flush()
 			})
 	}
-	fmt.Fprintf(env.stderr, "lectern site: unknown subcommand %q (create, list, update)\n", sub)
-	return errUsage
+	return errUsage // subcommand admits only the three above
 }
 
 func runUser(ctx context.Context, env *cmdEnv, args []string) error {
-	if len(args) == 0 || args[0] != "create" {
-		fmt.Fprintln(env.stderr, "usage: lectern user create --email E --name N (--password P | --password-stdin) [--json]")
-		return errUsage
+	_, args, err := subcommand(env, "user", []string{"create"}, args)
+	if err != nil {
+		return err
 	}
 	var (
 		email, name, picture, pw string
 		pwStdin, asJSON          bool
 	)
-	return adminCommand(ctx, env, "user create", args[1:], openOptions{requireCurrentSchema: true},
-		func(fs *flag.FlagSet) {
+	return adminCommand(ctx, env, "user create", help{
+		usage:    "lectern user create --email E --name N (--password P | --password-stdin) [flags]",
+		about:    "Create a platform user (accounts are platform-wide; roles give them access to sites).",
+		examples: []string{`printf '%s\n' "$PASSWORD" | lectern user create --email ada@example.com --name "Ada Lovelace" --password-stdin`},
+	}, args,
+		func(fs *cmdFlags) {
 			fs.StringVar(&email, "email", "", "e-mail address (unique, case-insensitive)")
 			fs.StringVar(&name, "name", "", "name")
 			fs.StringVar(&picture, "picture", "", "picture URL")
@@ -255,7 +305,7 @@ func runUser(ctx context.Context, env *cmdEnv, args []string) error {
 			fs.BoolVar(&pwStdin, "password-stdin", false, "read the password from the first line of stdin")
 			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
 		},
-		func(a *app, _ *flag.FlagSet) error {
+		func(a *server.App, _ *cmdFlags) error {
 			if pwStdin {
 				line, err := bufio.NewReader(os.Stdin).ReadString('\n')
 				if err != nil && !errors.Is(err, io.EOF) {
@@ -263,7 +313,7 @@ func runUser(ctx context.Context, env *cmdEnv, args []string) error {
 				}
 				pw = strings.TrimRight(line, "\r\n")
 			}
-			u, err := a.platform.CreateUser(ctx, email, name, picture, pw)
+			u, err := a.Platform.CreateUser(ctx, email, name, picture, pw)
 			if err != nil {
 				return err
 			}
@@ -273,37 +323,40 @@ func runUser(ctx context.Context, env *cmdEnv, args []string) error {
 }
 
 func runRole(ctx context.Context, env *cmdEnv, args []string) error {
-	if len(args) == 0 || (args[0] != "grant" && args[0] != "revoke") {
-		fmt.Fprintln(env.stderr, "usage: lectern role grant|revoke --site S --user EMAIL --role owner|admin|lecturer|student [--json]")
-		return errUsage
+	sub, args, err := subcommand(env, "role", []string{"grant", "revoke"}, args)
+	if err != nil {
+		return err
 	}
-	sub := args[0]
 	var (
 		ref, email, role string
 		asJSON           bool
 	)
-	return adminCommand(ctx, env, "role "+sub, args[1:], openOptions{requireCurrentSchema: true},
-		func(fs *flag.FlagSet) {
+	return adminCommand(ctx, env, "role "+sub, help{
+		usage:    "lectern role " + sub + " --site S --user EMAIL --role owner|admin|lecturer|student [flags]",
+		about:    "Give a user a role at a site, or take it away. owner, admin and lecturer are operator roles; student is a member.",
+		examples: []string{"lectern role " + sub + " --site academy --user ada@example.com --role owner"},
+	}, args,
+		func(fs *cmdFlags) {
 			fs.StringVar(&ref, "site", "", "site slug or ID")
 			fs.StringVar(&email, "user", "", "the user's e-mail address")
 			fs.StringVar(&role, "role", "", "owner, admin, lecturer or student")
 			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
 		},
-		func(a *app, _ *flag.FlagSet) error {
-			s, err := a.siteByRef(ctx, ref)
+		func(a *server.App, _ *cmdFlags) error {
+			s, err := siteByRef(ctx, a, ref)
 			if err != nil {
 				return err
 			}
 			var u *storage.User
 			if sub == "grant" {
-				u, err = a.platform.GrantRole(ctx, s.ID, email, role)
+				u, err = a.Platform.GrantRole(ctx, s.ID, email, role)
 			} else {
-				u, err = a.platform.RevokeRole(ctx, s.ID, email, role)
+				u, err = a.Platform.RevokeRole(ctx, s.ID, email, role)
 			}
 			if err != nil {
 				return err
 			}
-			roles, err := a.store.RolesAt(ctx, s.ID, u.ID)
+			roles, err := a.Store.RolesAt(ctx, s.ID, u.ID)
 			if err != nil {
 				return err
 			}
@@ -313,27 +366,31 @@ func runRole(ctx context.Context, env *cmdEnv, args []string) error {
 }
 
 func runKeys(ctx context.Context, env *cmdEnv, args []string) error {
-	if len(args) == 0 || args[0] != "rotate" {
-		fmt.Fprintln(env.stderr, "usage: lectern keys rotate --site S [--activate-in 1h] [--json]")
-		return errUsage
+	_, args, err := subcommand(env, "keys", []string{"rotate"}, args)
+	if err != nil {
+		return err
 	}
 	var (
 		ref        string
 		activateIn time.Duration
 		asJSON     bool
 	)
-	return adminCommand(ctx, env, "keys rotate", args[1:], openOptions{requireCurrentSchema: true},
-		func(fs *flag.FlagSet) {
+	return adminCommand(ctx, env, "keys rotate", help{
+		usage:    "lectern keys rotate --site S [--activate-in 1h] [flags]",
+		about:    "Add a signing key to a site's ring. It is published in the JWKS at once and signs after --activate-in.",
+		examples: []string{"lectern keys rotate --site academy --activate-in 1h"},
+	}, args,
+		func(fs *cmdFlags) {
 			fs.StringVar(&ref, "site", "", "site slug or ID")
 			fs.DurationVar(&activateIn, "activate-in", time.Hour, "pre-publication delay: the new key is in the JWKS this long before it signs (0: at once)")
 			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
 		},
-		func(a *app, _ *flag.FlagSet) error {
-			s, err := a.siteByRef(ctx, ref)
+		func(a *server.App, _ *cmdFlags) error {
+			s, err := siteByRef(ctx, a, ref)
 			if err != nil {
 				return err
 			}
-			k, err := a.platform.RotateKey(ctx, s.ID, activateIn)
+			k, err := a.Platform.RotateKey(ctx, s.ID, activateIn)
 			if err != nil {
 				return err
 			}
@@ -356,3 +413,19 @@ type stringList []string
 
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// siteByRef finds a site by slug or numeric ID.
+func siteByRef(ctx context.Context, a *server.App, ref string) (*storage.Site, error) {
+	if ref == "" {
+		return nil, errors.New("--site is required (a slug or an ID)")
+	}
+	s, err := a.Store.SiteBySlug(ctx, ref)
+	if errors.Is(err, storage.ErrNotFound) {
+		var id int64
+		if _, scanErr := fmt.Sscan(ref, &id); scanErr == nil {
+			return a.Store.SiteByID(ctx, tenant.ID(id))
+		}
+		return nil, fmt.Errorf("no site %q", ref)
+	}
+	return s, err
+}

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"strings"
 
 	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/authserver/scope"
+	"github.com/lectern/lectern/internal/server"
 	"github.com/lectern/lectern/storage"
 )
 
@@ -35,31 +35,35 @@ func toClientJSON(c *storage.Client, site, secret string) clientJSON {
 }
 
 func runClient(ctx context.Context, env *cmdEnv, args []string) error {
-	if len(args) == 0 || args[0] != "create" {
-		fmt.Fprintln(env.stderr, "usage: lectern client create --site S --name N --redirect-uri U [--redirect-uri U2] [--audience member|operator] [--scope \"...\"] [--confidential] [--json]")
-		return errUsage
+	_, args, err := subcommand(env, "client", []string{"create"}, args)
+	if err != nil {
+		return err
 	}
 	var (
 		ref, name, audience, scopes string
 		redirects                   stringList
 		confidential, asJSON        bool
 	)
-	return adminCommand(ctx, env, "client create", args[1:], openOptions{requireCurrentSchema: true},
-		func(fs *flag.FlagSet) {
+	return adminCommand(ctx, env, "client create", help{
+		usage:    "lectern client create --site S --name N --redirect-uri U [flags]",
+		about:    "Create an OAuth client at a site, such as a member application (DESIGN §6). A confidential client's secret is shown once.",
+		examples: []string{`lectern client create --site academy --name "Study Buddy" --redirect-uri https://buddy.example/callback`},
+	}, args,
+		func(fs *cmdFlags) {
 			fs.StringVar(&ref, "site", "", "site slug or ID")
 			fs.StringVar(&name, "name", "", "the application's name, shown on the consent page")
-			fs.Var(&redirects, "redirect-uri", "a redirect URI: https, or loopback http (any port) (repeatable)")
+			fs.Var(&redirects, "redirect-uri", "a redirect `URI`: https, or loopback http (any port) (repeatable)")
 			fs.StringVar(&audience, "audience", storage.AudienceMember, "member (the site's members' own data) or operator (administration)")
 			fs.StringVar(&scopes, "scope", "", "space-separated scopes it may request (default for members: "+scope.Join(scope.MemberDefault())+")")
 			fs.BoolVar(&confidential, "confidential", false, "a confidential client with a secret (client_secret_post), shown once")
 			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
 		},
-		func(a *app, _ *flag.FlagSet) error {
-			s, err := a.siteByRef(ctx, ref)
+		func(a *server.App, _ *cmdFlags) error {
+			s, err := siteByRef(ctx, a, ref)
 			if err != nil {
 				return err
 			}
-			c, secret, err := a.platform.CreateClient(ctx, s.ID, clientmeta.ClientSpec{
+			c, secret, err := a.Platform.CreateClient(ctx, s.ID, clientmeta.ClientSpec{
 				Name: name, RedirectURIs: redirects, Scopes: scope.Parse(scopes), Audience: audience,
 				Confidential: confidential, Source: storage.SourceAdmin, Reviewed: true, CreatedBy: "lectern client create",
 			})
@@ -78,25 +82,29 @@ func secretNote(secret string) string {
 }
 
 func runVendor(ctx context.Context, env *cmdEnv, args []string) error {
-	if len(args) == 0 || args[0] != "add" {
-		fmt.Fprintln(env.stderr, "usage: lectern vendor add --name N [--client-name ALIAS] --redirect-uri U [--scope \"...\"] [--json]")
-		return errUsage
+	_, args, err := subcommand(env, "vendor", []string{"add"}, args)
+	if err != nil {
+		return err
 	}
 	var (
 		name, scopes       string
 		aliases, redirects stringList
 		asJSON             bool
 	)
-	return adminCommand(ctx, env, "vendor add", args[1:], openOptions{requireCurrentSchema: true},
-		func(fs *flag.FlagSet) {
+	return adminCommand(ctx, env, "vendor add", help{
+		usage:    "lectern vendor add --name N --redirect-uri U [flags]",
+		about:    "Register a vendor platform: Variant A sites answer its registration (by client_name) with one platform-wide operator client.",
+		examples: []string{`lectern vendor add --name "Course Pilot" --client-name CoursePilot --redirect-uri https://coursepilot.example/oauth/callback`},
+	}, args,
+		func(fs *cmdFlags) {
 			fs.StringVar(&name, "name", "", "the vendor platform's name")
-			fs.Var(&aliases, "client-name", "a client_name the platform registers with (repeatable; default: --name)")
-			fs.Var(&redirects, "redirect-uri", "a redirect URI of the platform (repeatable)")
+			fs.Var(&aliases, "client-name", "a client `name` the platform registers with (repeatable; default: --name)")
+			fs.Var(&redirects, "redirect-uri", "a redirect `URI` of the platform (repeatable)")
 			fs.StringVar(&scopes, "scope", "", "space-separated operator scopes (default: identity and every operator scope)")
 			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
 		},
-		func(a *app, _ *flag.FlagSet) error {
-			v, c, err := a.platform.AddVendor(ctx, name, aliases, redirects, scope.Parse(scopes))
+		func(a *server.App, _ *cmdFlags) error {
+			v, c, err := a.Platform.AddVendor(ctx, name, aliases, redirects, scope.Parse(scopes))
 			if err != nil {
 				return err
 			}
@@ -109,23 +117,27 @@ func runVendor(ctx context.Context, env *cmdEnv, args []string) error {
 }
 
 func runCIMD(ctx context.Context, env *cmdEnv, args []string) error {
-	if len(args) == 0 || args[0] != "allow" {
-		fmt.Fprintln(env.stderr, "usage: lectern cimd allow --host H [--site S] [--reviewed] [--json]")
-		return errUsage
+	_, args, err := subcommand(env, "cimd", []string{"allow"}, args)
+	if err != nil {
+		return err
 	}
 	var (
 		host, ref        string
 		reviewed, asJSON bool
 	)
-	return adminCommand(ctx, env, "cimd allow", args[1:], openOptions{requireCurrentSchema: true},
-		func(fs *flag.FlagSet) {
+	return adminCommand(ctx, env, "cimd allow", help{
+		usage:    "lectern cimd allow --host H [--site S] [--reviewed] [flags]",
+		about:    "Accept Client ID Metadata Documents from a host, at one site or at every site. Until --reviewed, its clients get read and identity scopes only.",
+		examples: []string{"lectern cimd allow --host tools.example.com --site academy --reviewed"},
+	}, args,
+		func(fs *cmdFlags) {
 			fs.StringVar(&host, "host", "", "host[:port] of Client ID Metadata Documents to accept")
 			fs.StringVar(&ref, "site", "", "only at this site (slug or ID; default: every site)")
 			fs.BoolVar(&reviewed, "reviewed", false, "its clients are reviewed: they may get write scopes too")
 			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
 		},
-		func(a *app, _ *flag.FlagSet) error {
-			h, err := a.platform.AllowCIMDHost(ctx, host, ref, reviewed)
+		func(a *server.App, _ *cmdFlags) error {
+			h, err := a.Platform.AllowCIMDHost(ctx, host, ref, reviewed)
 			if err != nil {
 				return err
 			}

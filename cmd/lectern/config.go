@@ -1,110 +1,71 @@
 package main
 
 import (
-	"crypto/x509"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lectern/lectern/internal/server"
 )
 
-// config holds the process settings. Each is a flag whose default comes
-// from an environment variable, so `lectern serve --help` lists them all.
+// config holds the process settings: the wiring's (server.Config) and
+// the CLI's own. Each is a flag whose default comes from an environment
+// variable.
 type config struct {
-	Addr           string
-	DatabaseURL    string
-	RedisURL       string
-	RedisPrefix    string
-	KEK            string
-	KEKFile        string
-	DataDir        string
-	TrustedProxies string
-	LogLevel       string
-	LogFormat      string
-	AccessLog      bool
-	SiteCacheTTL   time.Duration
-	DebugAddr      string
-	DBMaxConns     int
-	DemoSeed       bool
-	FilesURL       string
-	// RedisAutoPipeline batches concurrent Redis commands (cache.RedisOptions).
-	RedisAutoPipeline bool
-
-	// Test-only: let the CIMD fetcher reach an httptest TLS server on
-	// loopback. No flag or environment variable sets it.
-	cimdTestRoots *x509.CertPool
+	server.Config
+	Addr      string
+	LogLevel  string
+	LogFormat string
+	DebugAddr string
+	DemoSeed  bool
 }
 
-// register binds the shared settings to fs.
-func (c *config) register(fs *flag.FlagSet, getenv func(string) string) {
-	str := func(p *string, name, env, def, help string) {
-		v := getenv(env)
-		if v == "" {
-			v = def
+// connection defines the flags every command uses to open the app: the
+// database, the key-encryption key and the cache. serving adds the two
+// that only matter under load.
+func (c *config) connection(fs *cmdFlags, serving bool) {
+	fs.group("Connection", func() {
+		fs.str(&c.DatabaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL URL (postgres://...) or sqlite:<path>; empty: embedded SQLite under --data-dir")
+		fs.str(&c.DataDir, "data-dir", "LECTERN_DATA_DIR", "./data", "directory of the embedded default (database, generated KEK)")
+		fs.str(&c.KEK, "kek", "LECTERN_KEK", "", "key-encryption key: base64 of 32 bytes")
+		fs.str(&c.KEKFile, "kek-file", "LECTERN_KEK_FILE", "", "file holding the key-encryption key (base64)")
+		fs.str(&c.RedisURL, "redis-url", "REDIS_URL", "", "Redis URL (redis://...); empty: in-memory cache (one process only)")
+		fs.str(&c.RedisPrefix, "redis-prefix", "LECTERN_REDIS_PREFIX", "", "prefix of every Redis key and channel, to share one Redis between deployments")
+		if serving {
+			fs.integer(&c.DBMaxConns, "db-max-conns", "LECTERN_DB_MAX_CONNS", 32, "PostgreSQL connections per process; a few per core is best")
+			fs.boolean(&c.RedisAutoPipeline, "redis-autopipeline", "LECTERN_REDIS_AUTOPIPELINE", true, "batch the Redis commands of concurrent requests into shared pipelines")
 		}
-		fs.StringVar(p, name, v, help+" (env "+env+")")
+	})
+	if !serving {
+		c.RedisAutoPipeline = true
 	}
-	boolean := func(p *bool, name, env string, def bool, help string) {
-		v := def
-		if s := getenv(env); s != "" {
-			if b, err := strconv.ParseBool(s); err == nil {
-				v = b
-			}
+}
+
+// logging defines the log flags of the commands that log as they go
+// (serve, migrate). The others print their result and log only warnings.
+func (c *config) logging(fs *cmdFlags, serving bool) {
+	fs.group("Logging", func() {
+		fs.str(&c.LogLevel, "log-level", "LECTERN_LOG_LEVEL", "info", "debug, info, warn or error")
+		fs.str(&c.LogFormat, "log-format", "LECTERN_LOG_FORMAT", "text", "text or json")
+		if serving {
+			fs.boolean(&c.AccessLog, "access-log", "LECTERN_ACCESS_LOG", true, "log every request")
 		}
-		fs.BoolVar(p, name, v, help+" (env "+env+")")
-	}
-	str(&c.Addr, "addr", "LECTERN_ADDR", ":8080", "listen address")
-	str(&c.DatabaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL URL (postgres://...) or sqlite:<path>; empty: embedded SQLite under --data-dir")
-	str(&c.RedisURL, "redis-url", "REDIS_URL", "", "Redis URL (redis://...); empty: in-memory cache (one process only)")
-	str(&c.RedisPrefix, "redis-prefix", "LECTERN_REDIS_PREFIX", "", "prefix of every Redis key and channel, to share one Redis between deployments")
-	str(&c.KEK, "kek", "LECTERN_KEK", "", "key-encryption key: base64 of 32 bytes")
-	str(&c.KEKFile, "kek-file", "LECTERN_KEK_FILE", "", "file holding the key-encryption key (base64)")
-	str(&c.DataDir, "data-dir", "LECTERN_DATA_DIR", "./data", "directory of the embedded default (database, generated KEK)")
-	str(&c.TrustedProxies, "trusted-proxies", "LECTERN_TRUSTED_PROXIES", "", "comma-separated IPs/CIDRs whose X-Forwarded-Host/-Proto are trusted")
-	str(&c.FilesURL, "files-url", "LECTERN_FILES_URL", "", "where uploaded files go: s3://<bucket>[/<prefix>]?endpoint=<host:port>&region=<r> (credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY); empty: <data-dir>/uploads, for one replica only")
-	str(&c.DebugAddr, "debug-addr", "LECTERN_DEBUG_ADDR", "", "if set, serve net/http/pprof on this address (keep it on loopback)")
-	str(&c.LogLevel, "log-level", "LECTERN_LOG_LEVEL", "info", "debug, info, warn or error")
-	str(&c.LogFormat, "log-format", "LECTERN_LOG_FORMAT", "text", "text or json")
-	ttl := 5 * time.Second
-	if d, err := time.ParseDuration(getenv("LECTERN_SITE_CACHE_TTL")); err == nil && d > 0 {
-		ttl = d
-	}
-	fs.DurationVar(&c.SiteCacheTTL, "site-cache-ttl", ttl, "how long a replica trusts its copy of a site without a change broadcast (env LECTERN_SITE_CACHE_TTL)")
-	conns := 32
-	if n, err := strconv.Atoi(getenv("LECTERN_DB_MAX_CONNS")); err == nil && n > 0 {
-		conns = n
-	}
-	fs.IntVar(&c.DBMaxConns, "db-max-conns", conns, "PostgreSQL connections per process; a few per core is best (env LECTERN_DB_MAX_CONNS)")
-	boolean(&c.AccessLog, "access-log", "LECTERN_ACCESS_LOG", true, "log every request")
-	boolean(&c.RedisAutoPipeline, "redis-autopipeline", "LECTERN_REDIS_AUTOPIPELINE", true, "batch the Redis commands of concurrent requests into shared pipelines")
-	boolean(&c.DemoSeed, "demo-seed", "LECTERN_DEMO_SEED", true, "seed the demo sites on the first embedded start")
+	})
 }
 
-// embeddedDB reports whether the embedded SQLite default is in use.
-func (c *config) embeddedDB() bool { return c.DatabaseURL == "" }
-
-// databaseURL is the effective database URL.
-func (c *config) databaseURL() string {
-	if c.embeddedDB() {
-		return "sqlite:" + filepath.Join(c.DataDir, "lectern.db")
-	}
-	return c.DatabaseURL
-}
-
-// kekGenerateDir is where a KEK may be generated: only for the embedded
-// default. A production deployment must bring its own, the same on every
-// replica.
-func (c *config) kekGenerateDir() string {
-	if c.embeddedDB() && c.KEK == "" && c.KEKFile == "" {
-		return c.DataDir
-	}
-	return ""
+// serving defines serve's own flags.
+func (c *config) serving(fs *cmdFlags) {
+	fs.str(&c.Addr, "addr", "LECTERN_ADDR", ":8080", "listen address")
+	fs.str(&c.TrustedProxies, "trusted-proxies", "LECTERN_TRUSTED_PROXIES", "", "comma-separated IPs/CIDRs whose X-Forwarded-Host/-Proto are trusted")
+	fs.str(&c.FilesURL, "files-url", "LECTERN_FILES_URL", "", "where uploaded files go: s3://<bucket>[/<prefix>]?endpoint=<host:port>&region=<r> (credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY); empty: <data-dir>/uploads, for one replica only")
+	fs.str(&c.DebugAddr, "debug-addr", "LECTERN_DEBUG_ADDR", "", "if set, serve net/http/pprof on this address (keep it on loopback)")
+	fs.duration(&c.SiteCacheTTL, "site-cache-ttl", "LECTERN_SITE_CACHE_TTL", 5*time.Second, "how long a replica trusts its copy of a site without a change broadcast")
+	fs.boolean(&c.DemoSeed, "demo-seed", "LECTERN_DEMO_SEED", true, "seed the demo sites on the first embedded start")
 }
 
 // port is the port of Addr, for the demo origins.
@@ -135,23 +96,5 @@ func (c *config) logger(w *os.File) (*slog.Logger, error) {
 	default:
 		return nil, errors.New("--log-format must be text or json")
 	}
-	return slog.New(contextHandler{h}), nil
-}
-
-// errUsage reports that flag parsing already printed the problem.
-var errUsage = errors.New("usage")
-
-// parseFlags parses args, mapping -h and bad flags to errUsage.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errUsage
-		}
-		return errUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "unexpected arguments: %v\n", fs.Args())
-		return errUsage
-	}
-	return nil
+	return slog.New(server.LogHandler(h)), nil
 }

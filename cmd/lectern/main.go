@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"sort"
-	"strings"
 	"syscall"
 )
 
@@ -17,10 +17,13 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
 }
 
-// command is one subcommand of lectern.
+// command is one command of lectern.
 type command struct {
 	summary string
-	run     func(ctx context.Context, env *cmdEnv, args []string) error
+	// subs are its subcommands (site create, site list ...); none for
+	// serve and migrate.
+	subs []string
+	run  func(ctx context.Context, env *cmdEnv, args []string) error
 }
 
 // cmdEnv is what a command gets from the process: streams and environment.
@@ -31,16 +34,16 @@ type cmdEnv struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"serve":   {"serve every site (embedded default when DATABASE_URL is unset)", runServe},
-		"migrate": {"apply pending database migrations and exit", runMigrate},
-		"seed":    {"seed demo: create the demo sites, users, clients and catalog", runSeed},
-		"site":    {"site create|list|update: manage sites", runSite},
-		"user":    {"user create: create a platform user", runUser},
-		"role":    {"role grant|revoke: give a user a role at a site", runRole},
-		"keys":    {"keys rotate: add a signing key to a site's ring", runKeys},
-		"client":  {"client create: create an OAuth client (e.g. a member application) at a site", runClient},
-		"vendor":  {"vendor add: register a vendor platform for Variant A sites", runVendor},
-		"cimd":    {"cimd allow: accept Client ID Metadata Documents from a host", runCIMD},
+		"serve":   {"serve every site (embedded default when DATABASE_URL is unset)", nil, runServe},
+		"migrate": {"apply pending database migrations and exit", nil, runMigrate},
+		"seed":    {"seed demo: create the demo sites, users, clients and catalog", []string{"demo"}, runSeed},
+		"site":    {"site create|list|update: manage sites", []string{"create", "list", "update"}, runSite},
+		"user":    {"user create: create a platform user", []string{"create"}, runUser},
+		"role":    {"role grant|revoke: give a user a role at a site", []string{"grant", "revoke"}, runRole},
+		"keys":    {"keys rotate: add a signing key to a site's ring", []string{"rotate"}, runKeys},
+		"client":  {"client create: create an OAuth client (e.g. a member application) at a site", []string{"create"}, runClient},
+		"vendor":  {"vendor add: register a vendor platform for Variant A sites", []string{"add"}, runVendor},
+		"cimd":    {"cimd allow: accept Client ID Metadata Documents from a host", []string{"allow"}, runCIMD},
 	}
 }
 
@@ -60,14 +63,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		usage(stderr)
 		return 2
 	}
-	if err := cmd.run(ctx, env, args[1:]); err != nil {
-		if err == errUsage {
-			return 2
-		}
+	switch err := cmd.run(ctx, env, args[1:]); {
+	case err == nil, errors.Is(err, errHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	default:
 		fmt.Fprintf(stderr, "lectern %s: %v\n", args[0], err)
 		return 1
 	}
-	return 0
 }
 
 func usage(w io.Writer) {
@@ -81,7 +85,6 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, cmds[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'lectern <command> --help' for the flags of a command.")
-	fmt.Fprintln(w, "Every flag also reads an environment variable, named in its help text.")
-	_ = strings.TrimSpace
+	fmt.Fprintln(w, "\nRun 'lectern <command> --help' for the flags of a command and an example.")
+	fmt.Fprintln(w, "Connection, logging and serve flags also read an environment variable, named in their help.")
 }

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,19 +14,25 @@ import (
 	"time"
 
 	"github.com/lectern/lectern/internal/demo"
+	"github.com/lectern/lectern/internal/server"
 	"github.com/lectern/lectern/storage"
 )
 
-// shutdownGrace is how long in-flight requests may take after SIGTERM;
-// Kubernetes' terminationGracePeriodSeconds (30s) leaves room beyond it.
-const shutdownGrace = 25 * time.Second
-
 func runServe(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := flag.NewFlagSet("lectern serve", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := newCmdFlags(env, "serve", help{
+		usage: "lectern serve [flags]",
+		about: "Serve every site on one port. Without --database-url it runs the embedded default: SQLite and an " +
+			"in-memory cache under --data-dir, a generated key-encryption key, and the demo sites on the first start.",
+		examples: []string{
+			"lectern serve --addr :8080",
+			"DATABASE_URL=postgres://lectern@db:5432/lectern REDIS_URL=redis://redis:6379/0 LECTERN_KEK_FILE=/run/secrets/kek lectern serve",
+		},
+	})
 	var cfg config
-	cfg.register(fs, env.getenv)
-	if err := parseFlags(fs, args); err != nil {
+	cfg.serving(fs)
+	cfg.logging(fs, true)
+	cfg.connection(fs, true)
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	logger, err := cfg.logger(os.Stderr)
@@ -44,19 +47,19 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	if env.getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	a, err := openApp(ctx, &cfg, logger, openOptions{requireCurrentSchema: true, files: true})
+	a, err := server.Open(ctx, &cfg.Config, logger, server.OpenOptions{RequireCurrentSchema: true})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	if cfg.embeddedDB() {
-		if err := seedEmbedded(ctx, a, env.stdout); err != nil {
-			return err
-		}
-	}
-	srv, err := newServer(a)
+	srv, err := server.New(ctx, a)
 	if err != nil {
 		return err
+	}
+	if cfg.EmbeddedDB() {
+		if err := seedEmbedded(ctx, a, &cfg, env.stdout); err != nil {
+			return err
+		}
 	}
 	if cfg.DebugAddr != "" {
 		go servePprof(cfg.DebugAddr, logger)
@@ -65,77 +68,27 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	return srv.serve(ctx, ln)
-}
-
-// serve answers on ln until ctx ends, then lets in-flight requests finish.
-func (s *server) serve(ctx context.Context, ln net.Listener) error {
-	watchCtx, stopWatch := context.WithCancel(context.Background())
-	defer stopWatch()
-	// Start serving only once change broadcasts arrive (or after a few
-	// seconds without them: an unreachable cache must not block start-up;
-	// /readyz reports it).
-	select {
-	case <-s.app.platform.Watch(watchCtx, s.resolver, s.app.auth):
-	case <-time.After(3 * time.Second):
-		s.app.logger.Warn("change broadcasts not subscribed yet; serving anyway")
-	}
-	hs := &http.Server{
-		Handler:           s.echo,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          nil,
-	}
-	go s.housekeeping(watchCtx)
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	s.app.logger.Info("listening", "addr", ln.Addr().String(), "database", s.app.store.Dialect(), "cache", cacheKind(s.app.cfg))
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	s.app.logger.Info("shutting down: finishing in-flight requests", "grace", shutdownGrace)
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	s.app.logger.Info("stopped")
-	return nil
-}
-
-func cacheKind(cfg *config) string {
-	if cfg.RedisURL == "" {
-		return "memory"
-	}
-	return "redis"
+	return srv.Serve(ctx, ln)
 }
 
 // seedEmbedded seeds the demo on the first start of the embedded default
 // and prints where to find it.
-func seedEmbedded(ctx context.Context, a *app, out io.Writer) error {
-	port, err := a.cfg.port()
+func seedEmbedded(ctx context.Context, a *server.App, cfg *config, out io.Writer) error {
+	port, err := cfg.port()
 	if err != nil {
 		return err
 	}
-	sites, err := a.store.ListSites(ctx, 0, 1)
+	sites, err := a.Store.ListSites(ctx, 0, 1)
 	if err != nil {
 		return err
 	}
-	if len(sites) == 0 && a.cfg.DemoSeed {
-		if _, err := demo.Seed(ctx, a.platform, a.store, port, time.Now()); err != nil {
+	if len(sites) == 0 && cfg.DemoSeed {
+		if _, err := demo.Seed(ctx, a.Platform, a.Store, port, time.Now()); err != nil {
 			return err
 		}
-		a.logger.Info("demo seed created")
+		a.Logger.Info("demo seed created")
 	}
-	if _, err := a.store.SiteBySlug(ctx, demo.AcademySlug); errors.Is(err, storage.ErrNotFound) {
+	if _, err := a.Store.SiteBySlug(ctx, demo.AcademySlug); errors.Is(err, storage.ErrNotFound) {
 		return nil
 	} else if err != nil {
 		return err
@@ -170,12 +123,6 @@ Lectern is serving the demo sites (embedded default: SQLite + in-memory cache un
 		demo.AcademyOrigin(port))
 }
 
-func newRequestID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 // servePprof serves the Go profiler on its own listener, never on a site's
 // origin.
 func servePprof(addr string, logger *slog.Logger) {
@@ -189,27 +136,5 @@ func servePprof(addr string, logger *slog.Logger) {
 	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	if err := srv.ListenAndServe(); err != nil {
 		logger.Error("pprof", "err", err)
-	}
-}
-
-// housekeeping runs periodic clean-up until ctx ends: abandoned dynamic
-// registrations (never used within a day) are deleted every hour. Every
-// replica may run it: the deletes are idempotent.
-func (s *server) housekeeping(ctx context.Context) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		n, err := s.app.platform.PurgeUnusedClients(ctx, time.Now(), 24*time.Hour)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			s.app.logger.Warn("purging unused registrations failed", "err", err)
-		case n > 0:
-			s.app.logger.Info("purged unused registrations", "clients", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
 	}
 }

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// help is what `lectern <command> --help` says besides the flags.
+type help struct {
+	// usage is the synopsis after "Usage: ", e.g.
+	// "lectern keys rotate --site S [flags]".
+	usage string
+	// about says what the command does, in a sentence or two.
+	about string
+	// examples are complete command lines a reader can adapt.
+	examples []string
+}
+
+// cmdFlags is one command's flag set and its help: the command's own flags
+// first, then each group of shared flags it uses (Connection, Logging), so
+// that a command lists only what it reads.
+type cmdFlags struct {
+	*flag.FlagSet
+	getenv func(string) string
+	help   help
+	groups []flagGroup
+	// envs and defs hold, for the flags that read an environment
+	// variable, its name and the built-in default: help shows those, never
+	// the value the environment supplied (it may be a secret, the KEK).
+	envs, defs map[string]string
+}
+
+type flagGroup struct {
+	title string
+	names []string
+}
+
+func newCmdFlags(env *cmdEnv, name string, h help) *cmdFlags {
+	c := &cmdFlags{
+		FlagSet: flag.NewFlagSet("lectern "+name, flag.ContinueOnError),
+		getenv:  env.getenv,
+		help:    h,
+		envs:    map[string]string{},
+		defs:    map[string]string{},
+	}
+	c.SetOutput(env.stderr)
+	c.Usage = func() { c.printHelp(c.Output()) }
+	return c
+}
+
+// group runs define and files the flags it defines under title.
+func (c *cmdFlags) group(title string, define func()) {
+	before := map[string]bool{}
+	c.VisitAll(func(f *flag.Flag) { before[f.Name] = true })
+	define()
+	g := flagGroup{title: title}
+	c.VisitAll(func(f *flag.Flag) {
+		if !before[f.Name] {
+			g.names = append(g.names, f.Name)
+		}
+	})
+	c.groups = append(c.groups, g)
+}
+
+// The env-backed definitions: the environment variable, when set, is the
+// flag's default; the flag on the command line wins.
+
+func (c *cmdFlags) str(p *string, name, env, def, usage string) {
+	v := c.getenv(env)
+	if v == "" {
+		v = def
+	}
+	c.StringVar(p, name, v, usage)
+	c.envs[name], c.defs[name] = env, def
+}
+
+func (c *cmdFlags) boolean(p *bool, name, env string, def bool, usage string) {
+	v := def
+	if s := c.getenv(env); s != "" {
+		if b, err := strconv.ParseBool(s); err == nil {
+			v = b
+		}
+	}
+	c.BoolVar(p, name, v, usage)
+	c.envs[name], c.defs[name] = env, strconv.FormatBool(def)
+}
+
+func (c *cmdFlags) duration(p *time.Duration, name, env string, def time.Duration, usage string) {
+	v := def
+	if d, err := time.ParseDuration(c.getenv(env)); err == nil && d > 0 {
+		v = d
+	}
+	c.DurationVar(p, name, v, usage)
+	c.envs[name], c.defs[name] = env, def.String()
+}
+
+func (c *cmdFlags) integer(p *int, name, env string, def int, usage string) {
+	v := def
+	if n, err := strconv.Atoi(c.getenv(env)); err == nil && n > 0 {
+		v = n
+	}
+	c.IntVar(p, name, v, usage)
+	c.envs[name], c.defs[name] = env, strconv.Itoa(def)
+}
+
+// errUsage reports that the problem was printed already (exit 2); errHelp
+// that the help was asked for and printed (exit 0).
+var (
+	errUsage = errors.New("usage")
+	errHelp  = errors.New("help")
+)
+
+// parse parses args; -h and --help print the help and yield errHelp, a bad
+// flag or a stray argument errUsage.
+func (c *cmdFlags) parse(args []string) error {
+	if err := c.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return errUsage
+	}
+	if c.NArg() > 0 {
+		fmt.Fprintf(c.Output(), "unexpected arguments: %v\nRun '%s --help' for usage.\n", c.Args(), c.Name())
+		return errUsage
+	}
+	return nil
+}
+
+// helpWidth is where help text wraps.
+const helpWidth = 100
+
+func (c *cmdFlags) printHelp(w io.Writer) {
+	fmt.Fprintf(w, "Usage: %s\n\n", c.help.usage)
+	if c.help.about != "" {
+		fmt.Fprintln(w, wrap(c.help.about, 0, helpWidth))
+		fmt.Fprintln(w)
+	}
+	// A flag defined outside every group is the command's own.
+	grouped := map[string]bool{}
+	for _, g := range c.groups {
+		for _, n := range g.names {
+			grouped[n] = true
+		}
+	}
+	var own []string
+	c.VisitAll(func(f *flag.Flag) {
+		if !grouped[f.Name] {
+			own = append(own, f.Name)
+		}
+	})
+	groups := append([]flagGroup{{title: "Flags", names: own}}, c.groups...)
+	// One column for the usage texts of every group.
+	width := 0
+	c.VisitAll(func(f *flag.Flag) { width = max(width, len(c.flagName(f))) })
+	for _, g := range groups {
+		if len(g.names) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%s:\n", g.title)
+		for _, n := range g.names {
+			f := c.Lookup(n)
+			fmt.Fprintf(w, "%-*s  %s\n", width, c.flagName(f), wrap(c.flagUsage(f), width+2, helpWidth))
+		}
+		fmt.Fprintln(w)
+	}
+	switch len(c.help.examples) {
+	case 0:
+	case 1:
+		fmt.Fprintln(w, "Example:")
+	default:
+		fmt.Fprintln(w, "Examples:")
+	}
+	if len(c.help.examples) > 0 {
+		for _, e := range c.help.examples {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+	}
+}
+
+// flagName is the left column of a flag's line: "  --name type".
+func (c *cmdFlags) flagName(f *flag.Flag) string {
+	typ, _ := flag.UnquoteUsage(f)
+	if typ == "" {
+		return "  --" + f.Name
+	}
+	return "  --" + f.Name + " " + typ
+}
+
+// flagUsage is the right column: the usage, then the built-in default and
+// the environment variable, if any.
+func (c *cmdFlags) flagUsage(f *flag.Flag) string {
+	typ, usage := flag.UnquoteUsage(f)
+	var notes []string
+	def, env := c.defs[f.Name], c.envs[f.Name]
+	if env == "" {
+		def = f.DefValue
+	}
+	if def != "" && def != "false" && def != "0" && def != "0s" {
+		if typ == "string" {
+			def = strconv.Quote(def)
+		}
+		notes = append(notes, "default "+def)
+	}
+	if env != "" {
+		notes = append(notes, "env "+env)
+	}
+	if len(notes) > 0 {
+		usage += " (" + strings.Join(notes, "; ") + ")"
+	}
+	return usage
+}
+
+// wrap breaks s into lines of at most width columns; lines after the first
+// are indented by indent (the first starts there already).
+func wrap(s string, indent, width int) string {
+	var b strings.Builder
+	col := indent
+	for i, word := range strings.Fields(s) {
+		if i > 0 {
+			if col+1+len(word) > width && col > indent {
+				b.WriteString("\n" + strings.Repeat(" ", indent))
+				col = indent
+			} else {
+				b.WriteByte(' ')
+				col++
+			}
+		}
+		b.WriteString(word)
+		col += len(word)
+	}
+	return b.String()
+}

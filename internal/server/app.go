@@ -1,0 +1,133 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/lectern/lectern/adminapi"
+	"github.com/lectern/lectern/adminapi/s3files"
+	"github.com/lectern/lectern/authserver/keys"
+	"github.com/lectern/lectern/authserver/password"
+	"github.com/lectern/lectern/internal/platform"
+	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/storage/cache"
+	"github.com/lectern/lectern/storage/sqlstore"
+)
+
+// App is the opened process state every command shares: the store, the
+// cache, the key manager and the platform operations over them. The CLI
+// commands use it directly; New builds the HTTP side on top of it.
+type App struct {
+	Config   *Config
+	Logger   *slog.Logger
+	Store    *sqlstore.Store
+	Cache    storage.Cache
+	Keys     *keys.Manager
+	Platform *platform.Platform
+}
+
+// OpenOptions says how much preparation of the database a command needs.
+type OpenOptions struct {
+	// Migrate applies pending migrations (the embedded default always does).
+	Migrate bool
+	// RequireCurrentSchema refuses to run on a schema that lacks migrations.
+	RequireCurrentSchema bool
+}
+
+// Open opens storage, the cache and the key manager.
+func Open(ctx context.Context, cfg *Config, logger *slog.Logger, o OpenOptions) (*App, error) {
+	a := &App{Config: cfg, Logger: logger}
+	ok := false
+	defer func() {
+		if !ok {
+			a.Close()
+		}
+	}()
+	var err error
+	a.Store, err = sqlstore.Open(ctx, cfg.EffectiveDatabaseURL(), &sqlstore.Options{Logger: logger, MaxOpenConns: cfg.DBMaxConns})
+	if err != nil {
+		return nil, err
+	}
+	if o.Migrate || cfg.EmbeddedDB() {
+		applied, err := a.Store.Migrate(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range applied {
+			logger.Info("migration applied", "migration", m)
+		}
+	}
+	if o.RequireCurrentSchema {
+		v, err := a.Store.SchemaVersion(ctx)
+		if err != nil {
+			return nil, err
+		}
+		migs, err := sqlstore.Migrations(a.Store.Dialect())
+		if err != nil {
+			return nil, err
+		}
+		if v < len(migs) {
+			return nil, fmt.Errorf("the database schema is at version %d, this binary needs %d: run 'lectern migrate' first", v, len(migs))
+		}
+	}
+	if cfg.RedisURL == "" {
+		a.Cache = cache.NewMemory(nil)
+	} else {
+		// Assigned only on success: a nil *Redis in the interface would
+		// not be nil, and closing it on the way out would panic.
+		rc, err := cache.NewRedis(ctx, cfg.RedisURL, &cache.RedisOptions{Prefix: cfg.RedisPrefix, NoAutoPipeline: !cfg.RedisAutoPipeline})
+		if err != nil {
+			return nil, err
+		}
+		a.Cache = rc
+	}
+	kek, err := keys.LoadKEK(cfg.KEK, cfg.KEKFile, cfg.kekGenerateDir())
+	if err != nil {
+		return nil, err
+	}
+	a.Keys, err = keys.NewManager(a.Store, kek, &keys.Options{Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	a.Platform = &platform.Platform{Store: a.Store, Keys: a.Keys, Cache: a.Cache, Logger: logger, PasswordParams: password.Default}
+	ok = true
+	return a, nil
+}
+
+// openFiles opens the store of uploaded files: an S3-compatible bucket
+// when --files-url names one, else a directory under --data-dir.
+func openFiles(ctx context.Context, cfg *Config) (adminapi.FileStore, error) {
+	if cfg.FilesURL == "" {
+		return &adminapi.DiskFileStore{Root: filepath.Join(cfg.DataDir, "uploads")}, nil
+	}
+	c, err := s3files.ParseURL(cfg.FilesURL)
+	if err != nil {
+		return nil, fmt.Errorf("--files-url: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return s3files.New(ctx, c)
+}
+
+// Close releases what Open opened.
+func (a *App) Close() {
+	if a.Cache != nil {
+		_ = a.Cache.Close()
+	}
+	if a.Store != nil {
+		_ = a.Store.Close()
+	}
+}
+
+// ready checks the dependencies /readyz reports on.
+func (a *App) ready(ctx context.Context) map[string]error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return map[string]error{
+		"database": a.Store.Ping(ctx),
+		"cache":    a.Cache.Ping(ctx),
+	}
+}

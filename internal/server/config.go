@@ -1,0 +1,67 @@
+package server
+
+import (
+	"crypto/x509"
+	"path/filepath"
+	"time"
+)
+
+// Config holds the process settings the wiring needs. The CLI fills it
+// from flags and environment variables (named in each field's flag);
+// tests fill it directly.
+type Config struct {
+	// DatabaseURL is a PostgreSQL URL or sqlite:<path>; empty: the
+	// embedded SQLite file under DataDir (--database-url).
+	DatabaseURL string
+	// RedisURL is empty for the in-memory cache (--redis-url).
+	RedisURL string
+	// RedisPrefix prefixes every Redis key and channel (--redis-prefix).
+	RedisPrefix string
+	// RedisAutoPipeline batches concurrent Redis commands
+	// (--redis-autopipeline; cache.RedisOptions).
+	RedisAutoPipeline bool
+	// KEK or KEKFile is the key-encryption key; with neither, the embedded
+	// default generates one under DataDir (--kek, --kek-file).
+	KEK, KEKFile string
+	// DataDir holds the embedded database, a generated KEK and, without
+	// FilesURL, the uploads (--data-dir).
+	DataDir string
+	// DBMaxConns bounds the PostgreSQL connections (--db-max-conns).
+	DBMaxConns int
+	// TrustedProxies are the comma-separated IPs/CIDRs whose
+	// X-Forwarded-Host/-Proto are believed (--trusted-proxies).
+	TrustedProxies string
+	// FilesURL is where uploads go: s3://bucket/prefix?... (--files-url).
+	FilesURL string
+	// SiteCacheTTL is how long a replica trusts its copy of a site
+	// without a change broadcast (--site-cache-ttl).
+	SiteCacheTTL time.Duration
+	// AccessLog logs every request (--access-log).
+	AccessLog bool
+
+	// CIMDTestRoots lets the CIMD fetcher reach an httptest TLS server on
+	// loopback. Test-only: no flag or environment variable sets it.
+	CIMDTestRoots *x509.CertPool
+}
+
+// EmbeddedDB reports whether the embedded SQLite default is in use.
+func (c *Config) EmbeddedDB() bool { return c.DatabaseURL == "" }
+
+// EffectiveDatabaseURL is the database URL, the embedded file's when
+// DatabaseURL is empty.
+func (c *Config) EffectiveDatabaseURL() string {
+	if c.EmbeddedDB() {
+		return "sqlite:" + filepath.Join(c.DataDir, "lectern.db")
+	}
+	return c.DatabaseURL
+}
+
+// kekGenerateDir is where a KEK may be generated: only for the embedded
+// default. A production deployment must bring its own, the same on every
+// replica.
+func (c *Config) kekGenerateDir() string {
+	if c.EmbeddedDB() && c.KEK == "" && c.KEKFile == "" {
+		return c.DataDir
+	}
+	return ""
+}

@@ -1,0 +1,36 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lectern/lectern/internal/platform"
+	"github.com/lectern/lectern/mcp"
+	"github.com/lectern/lectern/storage/sqlstore"
+	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
+)
+
+// mountMCP mounts /mcp, each site's MCP server (Streamable HTTP, stateless).
+// POST carries JSON-RPC; GET answers an event-stream request with 405 (no
+// sessions) and a plain GET with a description of the endpoint; DELETE is
+// 405. All of them pass the Origin check and authentication first.
+func (s *Server) mountMCP() {
+	e, a := s.echo, s.app
+	h := mcp.New(mcp.Options{Store: cachedRoles{a.Store, a.Platform}, Auth: s.verifier, Logger: a.Logger})
+	e.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, vocab.MCPPath, echo.WrapHandler(h))
+}
+
+// cachedRoles is the store with the roles read through the platform's
+// cache: /mcp checks the caller's role on every request, and role changes
+// made through the platform reach it at once.
+type cachedRoles struct {
+	*sqlstore.Store
+	p *platform.Platform
+}
+
+func (c cachedRoles) RolesAt(ctx context.Context, site tenant.ID, userID string) ([]string, error) {
+	return c.p.RolesAt(ctx, site, userID)
+}

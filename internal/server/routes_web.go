@@ -1,0 +1,29 @@
+package server
+
+import (
+	"fmt"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lectern/lectern/web"
+)
+
+// mountWeb mounts the admin area (/admin) and the account pages
+// (/account): server-rendered pages on the browser session they share with
+// the sign-in pages.
+func (s *Server) mountWeb() {
+	e, a := s.echo, s.app
+	h, err := web.New(web.Options{
+		Store: a.Store, Cache: a.Cache, Platform: a.Platform, Sessions: s.sessions,
+		Revoker: s.verifier, Logger: a.Logger,
+	})
+	if err != nil {
+		// The templates are embedded and every test run parses them: this
+		// is a defect of the build, not of the environment.
+		panic(fmt.Sprintf("web pages: %v", err))
+	}
+	wh := echo.WrapHandler(h)
+	for _, path := range []string{"/admin", "/admin/*", "/account", "/account/*"} {
+		e.Any(path, wh)
+	}
+}
