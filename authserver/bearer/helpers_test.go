@@ -1,7 +1,6 @@
 package bearer
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/rand"
@@ -11,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +18,7 @@ import (
 	"time"
 
 	"github.com/lectern/lectern/authserver/keys"
+	"github.com/lectern/lectern/internal/logtest"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/storage/cache"
 	"github.com/lectern/lectern/storage/sqlstore"
@@ -176,7 +175,7 @@ type env struct {
 	cache   *testCache
 	keys    *keys.Manager
 	v       *Verifier
-	logs    *logBuffer
+	logs    *logtest.Buffer
 	a, b    *tenant.Site
 	userID  string
 	options Options
@@ -194,7 +193,8 @@ func newEnv(t testing.TB, store *sqlstore.Store, c *testCache, tweak func(*Optio
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{store: store, cache: c, keys: km, logs: &logBuffer{}}
+	logger, logs := logtest.New(t)
+	e := &env{store: store, cache: c, keys: km, logs: logs}
 	e.a = e.createSite(t, "a")
 	e.b = e.createSite(t, "b")
 	n := seq.Add(1)
@@ -203,7 +203,7 @@ func newEnv(t testing.TB, store *sqlstore.Store, c *testCache, tweak func(*Optio
 		t.Fatal(err)
 	}
 	e.userID = u.ID
-	e.options = Options{Keys: km, Store: store, Cache: c, Logger: e.logs.Logger()}
+	e.options = Options{Keys: km, Store: store, Cache: c, Logger: logger}
 	if tweak != nil {
 		tweak(&e.options)
 	}
@@ -422,28 +422,6 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// logBuffer collects log output; safe for concurrent use.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logBuffer) Logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // countingStore counts refills (RevokedGrants) and can hold each one at a

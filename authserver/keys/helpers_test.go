@@ -1,11 +1,8 @@
 package keys_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -59,28 +56,6 @@ func newManager(t testing.TB, store storage.KeyStore, kek []byte, opts *keys.Opt
 		t.Fatal(err)
 	}
 	return m
-}
-
-// logBuffer collects log output for assertions; safe for concurrent use.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logBuffer) Logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // countingStore counts SiteKeys reads and can fail them or hold them, after

@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lectern/lectern/authserver/keys"
+	"github.com/lectern/lectern/internal/logtest"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/storage/sqlstore"
 	"github.com/lectern/lectern/storage/sqlstore/sqltest"
@@ -335,8 +336,8 @@ func TestRotationLifecycle(t *testing.T) {
 		ctx := context.Background()
 		t0 := time.Now()
 		kek := newKEK(t)
-		logs := &logBuffer{}
-		opts := &keys.Options{Logger: logs.Logger()}
+		logger, logs := logtest.New(t)
+		opts := &keys.Options{Logger: logger}
 		// Two replicas over one database.
 		m1 := newManager(t, s, kek, opts)
 		m2 := newManager(t, s, kek, opts)
