@@ -144,6 +144,18 @@ func next(t *testing.T, ch <-chan []byte, what string) string {
 	return ""
 }
 
+// wantNothingAnnounced checks that nothing waits on the sites channel ch:
+// broadcasts on one channel arrive in order, so the next one must be that
+// of a marker site created now. what names what must not have been
+// announced.
+func (e *env) wantNothingAnnounced(t *testing.T, ch <-chan []byte, what string) {
+	t.Helper()
+	marker := e.createSite(t, "marker")
+	if got := next(t, ch, "marker site"); got != siteMessage(marker.ID) {
+		t.Errorf("broadcast %q before the marker %q: %s was announced", got, siteMessage(marker.ID), what)
+	}
+}
+
 func siteMessage(id tenant.ID) string { return strconv.FormatInt(int64(id), 10) }
 
 func wantErrIs(t *testing.T, err, target error, what string) {

@@ -193,6 +193,7 @@ func TestWatchDropsSitesAfterAGap(t *testing.T) {
 
 		c.down.Store(true)
 		c.cut()
+		synctest.Wait() // the subscriptions have ended and Watch backs off
 		// Changed while the subscription is down: no broadcast reaches
 		// the resolver.
 		s.Name = "Changed during the gap"
