@@ -30,7 +30,6 @@ func validateText(slug, title, body, status string) error {
 
 func validatePost(p *storage.Post) error { return validateText(p.Slug, p.Title, p.Body, p.Status) }
 
-
 // published keeps a post's publication time: set when it is first
 // published, cleared when it returns to draft.
 func published(status string, at *time.Time, now time.Time) *time.Time {
