@@ -262,7 +262,7 @@ func (m *Manager) PublicKey(ctx context.Context, site tenant.ID, kid string) (*e
 	if k, ok := r.public[kid]; ok {
 		return k.pub, k.err
 	}
-	if time.Now().Sub(r.loadedAt) < unknownKIDReload {
+	if time.Since(r.loadedAt) < unknownKIDReload {
 		return nil, ErrUnknownKey
 	}
 	if r, err = m.reload(ctx, site, r); err != nil {
