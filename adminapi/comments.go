@@ -12,6 +12,8 @@ func toComment(c *storage.Comment) Comment {
 	return Comment{Id: c.ID, UserId: c.UserID, CourseId: c.CourseID, LectureId: c.LectureID, PostId: c.PostID, Body: c.Body, CreatedAt: c.CreatedAt}
 }
 
+var comments = resource[storage.Comment, Comment]{kind: kindComment, records: Store.CommentRecords, view: toComment}
+
 // ListComments implements GET /comments (comments:read), optionally of one
 // course or one post.
 func (h *Handler) ListComments(ctx context.Context, req ListCommentsRequestObject) (ListCommentsResponseObject, error) {
@@ -22,18 +24,11 @@ func (h *Handler) ListComments(ctx context.Context, req ListCommentsRequestObjec
 	if id := req.Params.PostId; id != nil {
 		match = append(match, storage.Match{Field: "PostID", Value: *id})
 	}
-	p, err := keysetPage(ctx, h.store.CommentRecords(), req.Params.Cursor, req.Params.Limit, toComment, match...)
-	if err != nil {
-		return nil, err
-	}
-	return ListComments200JSONResponse{Items: p.items, NextCursor: p.next, TotalCount: p.total}, nil
+	return list[ListComments200JSONResponse](ctx, h, comments, req.Params.Cursor, req.Params.Limit, match...)
 }
 
 // GetComment implements GET /comments/{commentId} (comments:read).
 func (h *Handler) GetComment(ctx context.Context, req GetCommentRequestObject) (GetCommentResponseObject, error) {
-	c, err := getRecord(ctx, h.store.CommentRecords(), kindComment, req.CommentId)
-	if err != nil {
-		return nil, err
-	}
-	return GetComment200JSONResponse(toComment(c)), nil
+	c, err := comments.get(ctx, h, req.CommentId)
+	return GetComment200JSONResponse(c), err
 }

@@ -42,64 +42,51 @@ func validateCoupon(c *storage.Coupon) error {
 	return f.err()
 }
 
+var coupons = resource[storage.Coupon, Coupon]{kind: kindCoupon, records: Store.CouponRecords,
+	view: toCoupon, validate: validateCoupon, unique: "code"}
+
 // ListCoupons implements GET /coupons (coupons:read).
 func (h *Handler) ListCoupons(ctx context.Context, req ListCouponsRequestObject) (ListCouponsResponseObject, error) {
-	p, err := keysetPage(ctx, h.store.CouponRecords(), req.Params.Cursor, req.Params.Limit, toCoupon)
-	if err != nil {
-		return nil, err
-	}
-	return ListCoupons200JSONResponse{Items: p.items, NextCursor: p.next, TotalCount: p.total}, nil
+	return list[ListCoupons200JSONResponse](ctx, h, coupons, req.Params.Cursor, req.Params.Limit)
 }
 
 // CreateCoupon implements POST /coupons (coupons:write). Codes are stored
 // upper-case, so "save10" and "SAVE10" are one code.
 func (h *Handler) CreateCoupon(ctx context.Context, req CreateCouponRequestObject) (CreateCouponResponseObject, error) {
 	b := req.Body
-	c := &storage.Coupon{Code: strings.ToUpper(b.Code), Description: orDefault(b.Description, ""), PercentOff: orDefault(b.PercentOff, 0),
-		AmountOffCents: orDefault(b.AmountOffCents, 0), Currency: orDefault(b.Currency, "USD"), MaxRedemptions: orDefault(b.MaxRedemptions, 0),
-		ExpiresAt: b.ExpiresAt, Active: orDefault(b.Active, true)}
 	if b.ExpiresAt != nil && !b.ExpiresAt.After(h.now()) {
 		return nil, invalidField("expiresAt", "must be in the future")
 	}
-	if err := createRecord(ctx, h, h.store.CouponRecords(), kindCoupon, c, validateCoupon, "code"); err != nil {
-		return nil, err
-	}
-	return CreateCoupon201JSONResponse(toCoupon(c)), nil
+	c, err := coupons.create(ctx, h, &storage.Coupon{Code: strings.ToUpper(b.Code), Description: orDefault(b.Description, ""),
+		PercentOff: orDefault(b.PercentOff, 0), AmountOffCents: orDefault(b.AmountOffCents, 0), Currency: orDefault(b.Currency, "USD"),
+		MaxRedemptions: orDefault(b.MaxRedemptions, 0), ExpiresAt: b.ExpiresAt, Active: orDefault(b.Active, true)})
+	return CreateCoupon201JSONResponse(c), err
 }
 
 // GetCoupon implements GET /coupons/{couponId} (coupons:read).
 func (h *Handler) GetCoupon(ctx context.Context, req GetCouponRequestObject) (GetCouponResponseObject, error) {
-	c, err := getRecord(ctx, h.store.CouponRecords(), kindCoupon, req.CouponId)
-	if err != nil {
-		return nil, err
-	}
-	return GetCoupon200JSONResponse(toCoupon(c)), nil
+	c, err := coupons.get(ctx, h, req.CouponId)
+	return GetCoupon200JSONResponse(c), err
 }
 
 // UpdateCoupon implements PATCH /coupons/{couponId} (coupons:write). The
 // code and the discount stay: orders name the code they used.
 func (h *Handler) UpdateCoupon(ctx context.Context, req UpdateCouponRequestObject) (UpdateCouponResponseObject, error) {
 	b := req.Body
-	c, err := updateRecord(ctx, h, h.store.CouponRecords(), kindCoupon, req.CouponId, func(c *storage.Coupon) error {
+	c, err := coupons.change(ctx, h, req.CouponId, func(c *storage.Coupon) {
 		set(&c.Description, b.Description)
 		set(&c.MaxRedemptions, b.MaxRedemptions)
 		set(&c.Active, b.Active)
 		if b.ExpiresAt != nil {
 			c.ExpiresAt = b.ExpiresAt
 		}
-		return nil
-	}, validateCoupon, "code")
-	if err != nil {
-		return nil, err
-	}
-	return UpdateCoupon200JSONResponse(toCoupon(c)), nil
+	})
+	return UpdateCoupon200JSONResponse(c), err
 }
 
 // DeleteCoupon implements DELETE /coupons/{couponId} (coupons:write).
 // Orders keep the code they used.
 func (h *Handler) DeleteCoupon(ctx context.Context, req DeleteCouponRequestObject) (DeleteCouponResponseObject, error) {
-	if err := deleteRecord(ctx, h, h.store.CouponRecords(), kindCoupon, req.CouponId, nil); err != nil {
-		return nil, err
-	}
-	return DeleteCoupon204Response{}, nil
+	_, err := coupons.delete(ctx, h, req.CouponId)
+	return DeleteCoupon204Response{}, err
 }

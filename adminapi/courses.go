@@ -27,41 +27,35 @@ func validateCourse(c *storage.Course) error {
 	return f.err()
 }
 
+var courses = resource[storage.Course, Course]{kind: kindCourse, records: Store.CourseRecords,
+	view: toCourse, validate: validateCourse, unique: "slug",
+	inUse: refuseIfUsed[storage.Course](Store.EnrollmentRecords, "CourseID", "students are enrolled in this course; unpublish it instead")}
+
 // ListCourses implements GET /courses (courses:read).
 func (h *Handler) ListCourses(ctx context.Context, req ListCoursesRequestObject) (ListCoursesResponseObject, error) {
-	p, err := keysetPage(ctx, h.store.CourseRecords(), req.Params.Cursor, req.Params.Limit, toCourse)
-	if err != nil {
-		return nil, err
-	}
-	return ListCourses200JSONResponse{Items: p.items, NextCursor: p.next, TotalCount: p.total}, nil
+	return list[ListCourses200JSONResponse](ctx, h, courses, req.Params.Cursor, req.Params.Limit)
 }
 
 // CreateCourse implements POST /courses (courses:write). New courses are
 // drafts.
 func (h *Handler) CreateCourse(ctx context.Context, req CreateCourseRequestObject) (CreateCourseResponseObject, error) {
 	b := req.Body
-	c := &storage.Course{Slug: b.Slug, Title: b.Title, Subtitle: orDefault(b.Subtitle, ""), Description: orDefault(b.Description, ""),
-		Category: orDefault(b.Category, ""), PriceCents: orDefault(b.PriceCents, 0), Currency: orDefault(b.Currency, "USD"),
-		ImageURL: orDefault(b.ImageUrl, ""), Status: storage.StatusDraft}
-	if err := createRecord(ctx, h, h.store.CourseRecords(), kindCourse, c, validateCourse, "slug"); err != nil {
-		return nil, err
-	}
-	return CreateCourse201JSONResponse(toCourse(c)), nil
+	c, err := courses.create(ctx, h, &storage.Course{Slug: b.Slug, Title: b.Title, Subtitle: orDefault(b.Subtitle, ""),
+		Description: orDefault(b.Description, ""), Category: orDefault(b.Category, ""), PriceCents: orDefault(b.PriceCents, 0),
+		Currency: orDefault(b.Currency, "USD"), ImageURL: orDefault(b.ImageUrl, ""), Status: storage.StatusDraft})
+	return CreateCourse201JSONResponse(c), err
 }
 
 // GetCourse implements GET /courses/{courseId} (courses:read).
 func (h *Handler) GetCourse(ctx context.Context, req GetCourseRequestObject) (GetCourseResponseObject, error) {
-	c, err := getRecord(ctx, h.store.CourseRecords(), kindCourse, req.CourseId)
-	if err != nil {
-		return nil, err
-	}
-	return GetCourse200JSONResponse(toCourse(c)), nil
+	c, err := courses.get(ctx, h, req.CourseId)
+	return GetCourse200JSONResponse(c), err
 }
 
 // UpdateCourse implements PATCH /courses/{courseId} (courses:write).
 func (h *Handler) UpdateCourse(ctx context.Context, req UpdateCourseRequestObject) (UpdateCourseResponseObject, error) {
 	b := req.Body
-	c, err := updateRecord(ctx, h, h.store.CourseRecords(), kindCourse, req.CourseId, func(c *storage.Course) error {
+	c, err := courses.change(ctx, h, req.CourseId, func(c *storage.Course) {
 		set(&c.Slug, b.Slug)
 		set(&c.Title, b.Title)
 		set(&c.Subtitle, b.Subtitle)
@@ -70,26 +64,16 @@ func (h *Handler) UpdateCourse(ctx context.Context, req UpdateCourseRequestObjec
 		set(&c.PriceCents, b.PriceCents)
 		set(&c.Currency, b.Currency)
 		set(&c.ImageURL, b.ImageUrl)
-		return nil
-	}, validateCourse, "slug")
-	if err != nil {
-		return nil, err
-	}
-	return UpdateCourse200JSONResponse(toCourse(c)), nil
+	})
+	return UpdateCourse200JSONResponse(c), err
 }
 
 // DeleteCourse implements DELETE /courses/{courseId} (courses:write). A
 // course people are enrolled in stays: deleting it would take their access
 // and progress with it.
 func (h *Handler) DeleteCourse(ctx context.Context, req DeleteCourseRequestObject) (DeleteCourseResponseObject, error) {
-	err := deleteRecord(ctx, h, h.store.CourseRecords(), kindCourse, req.CourseId, func(c *storage.Course) error {
-		return refuseIfAny(ctx, h.store.EnrollmentRecords(), "students are enrolled in this course; unpublish it instead",
-			storage.Match{Field: "CourseID", Value: c.ID})
-	})
-	if err != nil {
-		return nil, err
-	}
-	return DeleteCourse204Response{}, nil
+	_, err := courses.delete(ctx, h, req.CourseId)
+	return DeleteCourse204Response{}, err
 }
 
 // PublishCourse implements POST /courses/{courseId}/publish (courses:write).
@@ -114,7 +98,7 @@ func (h *Handler) UnpublishCourse(ctx context.Context, req UnpublishCourseReques
 // setCourseStatus publishes or unpublishes; a course already in that state
 // is answered as it is, without a write or an audit event.
 func (h *Handler) setCourseStatus(ctx context.Context, id int64, status string) (*storage.Course, error) {
-	c, err := getRecord(ctx, h.store.CourseRecords(), kindCourse, id)
+	c, err := courses.row(ctx, h, id)
 	if err != nil || c.Status == status {
 		return c, err
 	}

@@ -37,6 +37,14 @@ func validateLecture(l *storage.Lecture) error {
 	return f.err()
 }
 
+var (
+	sections = resource[storage.Section, Section]{kind: kindSection, records: Store.SectionRecords,
+		view: toSection, validate: validateSection,
+		inUse: refuseIfUsed[storage.Section](Store.LectureRecords, "SectionID", "the section still holds lectures; delete or move them first")}
+	lectures = resource[storage.Lecture, Lecture]{kind: kindLecture, records: Store.LectureRecords,
+		view: toLecture, validate: validateLecture}
+)
+
 func toCurriculum(courseID int64, out []storage.SectionOutline) Curriculum {
 	c := Curriculum{CourseId: courseID, Sections: make([]CurriculumSection, 0, len(out))}
 	for _, s := range out {
@@ -52,7 +60,7 @@ func toCurriculum(courseID int64, out []storage.SectionOutline) Curriculum {
 func (h *Handler) curriculum(ctx context.Context, courseID int64) ([]storage.SectionOutline, error) {
 	out, err := h.store.Curriculum(ctx, siteOf(ctx), courseID)
 	if err != nil {
-		if _, gerr := getRecord(ctx, h.store.CourseRecords(), kindCourse, courseID); gerr != nil {
+		if _, gerr := courses.row(ctx, h, courseID); gerr != nil {
 			return nil, gerr
 		}
 		return nil, err
@@ -129,50 +137,35 @@ func (h *Handler) ReorderCurriculum(ctx context.Context, req ReorderCurriculumRe
 // CreateSection implements POST /courses/{courseId}/sections
 // (curriculum:write): the new section goes last.
 func (h *Handler) CreateSection(ctx context.Context, req CreateSectionRequestObject) (CreateSectionResponseObject, error) {
-	if _, err := getRecord(ctx, h.store.CourseRecords(), kindCourse, req.CourseId); err != nil {
+	if _, err := courses.row(ctx, h, req.CourseId); err != nil {
 		return nil, err
 	}
 	_, n, err := h.store.SectionRecords().List(ctx, siteOf(ctx), storage.Page{Limit: 1}, storage.Match{Field: "CourseID", Value: req.CourseId})
 	if err != nil {
 		return nil, err
 	}
-	s := &storage.Section{CourseID: req.CourseId, Title: req.Body.Title, Position: n}
-	if err := createRecord(ctx, h, h.store.SectionRecords(), kindSection, s, validateSection, ""); err != nil {
-		return nil, err
-	}
-	return CreateSection201JSONResponse(toSection(s)), nil
+	s, err := sections.create(ctx, h, &storage.Section{CourseID: req.CourseId, Title: req.Body.Title, Position: n})
+	return CreateSection201JSONResponse(s), err
 }
 
 // UpdateSection implements PATCH /sections/{sectionId} (curriculum:write).
 func (h *Handler) UpdateSection(ctx context.Context, req UpdateSectionRequestObject) (UpdateSectionResponseObject, error) {
-	s, err := updateRecord(ctx, h, h.store.SectionRecords(), kindSection, req.SectionId, func(s *storage.Section) error {
-		set(&s.Title, req.Body.Title)
-		return nil
-	}, validateSection, "")
-	if err != nil {
-		return nil, err
-	}
-	return UpdateSection200JSONResponse(toSection(s)), nil
+	s, err := sections.change(ctx, h, req.SectionId, func(s *storage.Section) { set(&s.Title, req.Body.Title) })
+	return UpdateSection200JSONResponse(s), err
 }
 
 // DeleteSection implements DELETE /sections/{sectionId} (curriculum:write):
 // only an empty section goes, so no lecture disappears by accident.
 func (h *Handler) DeleteSection(ctx context.Context, req DeleteSectionRequestObject) (DeleteSectionResponseObject, error) {
-	err := deleteRecord(ctx, h, h.store.SectionRecords(), kindSection, req.SectionId, func(s *storage.Section) error {
-		return refuseIfAny(ctx, h.store.LectureRecords(), "the section still holds lectures; delete or move them first",
-			storage.Match{Field: "SectionID", Value: s.ID})
-	})
-	if err != nil {
-		return nil, err
-	}
-	return DeleteSection204Response{}, nil
+	_, err := sections.delete(ctx, h, req.SectionId)
+	return DeleteSection204Response{}, err
 }
 
 // CreateLecture implements POST /sections/{sectionId}/lectures
 // (curriculum:write): the new lecture goes last in its section, as a draft
 // unless status says otherwise.
 func (h *Handler) CreateLecture(ctx context.Context, req CreateLectureRequestObject) (CreateLectureResponseObject, error) {
-	sec, err := getRecord(ctx, h.store.SectionRecords(), kindSection, req.SectionId)
+	sec, err := sections.row(ctx, h, req.SectionId)
 	if err != nil {
 		return nil, err
 	}
@@ -181,37 +174,26 @@ func (h *Handler) CreateLecture(ctx context.Context, req CreateLectureRequestObj
 		return nil, err
 	}
 	b := req.Body
-	l := &storage.Lecture{CourseID: sec.CourseID, SectionID: sec.ID, Title: b.Title, Position: n,
+	l, err := lectures.create(ctx, h, &storage.Lecture{CourseID: sec.CourseID, SectionID: sec.ID, Title: b.Title, Position: n,
 		DurationSeconds: orDefault(b.DurationSeconds, 0), FreePreview: orDefault(b.FreePreview, false),
-		Status: string(orDefault(b.Status, PublicationStatusDraft))}
-	if err := createRecord(ctx, h, h.store.LectureRecords(), kindLecture, l, validateLecture, ""); err != nil {
-		return nil, err
-	}
-	return CreateLecture201JSONResponse(toLecture(l)), nil
+		Status: string(orDefault(b.Status, PublicationStatusDraft))})
+	return CreateLecture201JSONResponse(l), err
 }
 
 // UpdateLecture implements PATCH /lectures/{lectureId} (curriculum:write).
 func (h *Handler) UpdateLecture(ctx context.Context, req UpdateLectureRequestObject) (UpdateLectureResponseObject, error) {
 	b := req.Body
-	l, err := updateRecord(ctx, h, h.store.LectureRecords(), kindLecture, req.LectureId, func(l *storage.Lecture) error {
+	l, err := lectures.change(ctx, h, req.LectureId, func(l *storage.Lecture) {
 		set(&l.Title, b.Title)
 		set(&l.DurationSeconds, b.DurationSeconds)
 		set(&l.FreePreview, b.FreePreview)
-		if b.Status != nil {
-			l.Status = string(*b.Status)
-		}
-		return nil
-	}, validateLecture, "")
-	if err != nil {
-		return nil, err
-	}
-	return UpdateLecture200JSONResponse(toLecture(l)), nil
+		setAs(&l.Status, b.Status)
+	})
+	return UpdateLecture200JSONResponse(l), err
 }
 
 // DeleteLecture implements DELETE /lectures/{lectureId} (curriculum:write).
 func (h *Handler) DeleteLecture(ctx context.Context, req DeleteLectureRequestObject) (DeleteLectureResponseObject, error) {
-	if err := deleteRecord(ctx, h, h.store.LectureRecords(), kindLecture, req.LectureId, nil); err != nil {
-		return nil, err
-	}
-	return DeleteLecture204Response{}, nil
+	_, err := lectures.delete(ctx, h, req.LectureId)
+	return DeleteLecture204Response{}, err
 }

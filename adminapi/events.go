@@ -30,41 +30,36 @@ func validateEvent(e *storage.Event) error {
 	return f.err()
 }
 
+var events = resource[storage.Event, Event]{kind: kindEvent, records: Store.EventRecords,
+	view: toEvent, validate: validateEvent, unique: "slug",
+	inUse: refuseIfUsed[storage.Event](Store.EventRegistrationRecords, "EventID", "people registered for this event; unpublish it instead")}
+
 // ListEvents implements GET /events (events:read): every event, drafts and
 // non-public ones included.
 func (h *Handler) ListEvents(ctx context.Context, req ListEventsRequestObject) (ListEventsResponseObject, error) {
-	p, err := keysetPage(ctx, h.store.EventRecords(), req.Params.Cursor, req.Params.Limit, toEvent)
-	if err != nil {
-		return nil, err
-	}
-	return ListEvents200JSONResponse{Items: p.items, NextCursor: p.next, TotalCount: p.total}, nil
+	return list[ListEvents200JSONResponse](ctx, h, events, req.Params.Cursor, req.Params.Limit)
 }
 
 // CreateEvent implements POST /events (events:write).
 func (h *Handler) CreateEvent(ctx context.Context, req CreateEventRequestObject) (CreateEventResponseObject, error) {
 	b := req.Body
-	e := &storage.Event{Slug: b.Slug, Title: b.Title, Description: orDefault(b.Description, ""), Location: orDefault(b.Location, ""),
-		StartsAt: b.StartsAt, EndsAt: b.EndsAt, PriceCents: orDefault(b.PriceCents, 0), Currency: orDefault(b.Currency, "USD"),
-		Capacity: orDefault(b.Capacity, 0), Public: orDefault(b.Public, true), Status: string(orDefault(b.Status, PublicationStatusDraft))}
-	if err := createRecord(ctx, h, h.store.EventRecords(), kindEvent, e, validateEvent, "slug"); err != nil {
-		return nil, err
-	}
-	return CreateEvent201JSONResponse(toEvent(e)), nil
+	e, err := events.create(ctx, h, &storage.Event{Slug: b.Slug, Title: b.Title, Description: orDefault(b.Description, ""),
+		Location: orDefault(b.Location, ""), StartsAt: b.StartsAt, EndsAt: b.EndsAt, PriceCents: orDefault(b.PriceCents, 0),
+		Currency: orDefault(b.Currency, "USD"), Capacity: orDefault(b.Capacity, 0), Public: orDefault(b.Public, true),
+		Status: string(orDefault(b.Status, PublicationStatusDraft))})
+	return CreateEvent201JSONResponse(e), err
 }
 
 // GetEvent implements GET /events/{eventId} (events:read).
 func (h *Handler) GetEvent(ctx context.Context, req GetEventRequestObject) (GetEventResponseObject, error) {
-	e, err := getRecord(ctx, h.store.EventRecords(), kindEvent, req.EventId)
-	if err != nil {
-		return nil, err
-	}
-	return GetEvent200JSONResponse(toEvent(e)), nil
+	e, err := events.get(ctx, h, req.EventId)
+	return GetEvent200JSONResponse(e), err
 }
 
 // UpdateEvent implements PATCH /events/{eventId} (events:write).
 func (h *Handler) UpdateEvent(ctx context.Context, req UpdateEventRequestObject) (UpdateEventResponseObject, error) {
 	b := req.Body
-	e, err := updateRecord(ctx, h, h.store.EventRecords(), kindEvent, req.EventId, func(e *storage.Event) error {
+	e, err := events.change(ctx, h, req.EventId, func(e *storage.Event) {
 		set(&e.Slug, b.Slug)
 		set(&e.Title, b.Title)
 		set(&e.Description, b.Description)
@@ -75,26 +70,14 @@ func (h *Handler) UpdateEvent(ctx context.Context, req UpdateEventRequestObject)
 		set(&e.Currency, b.Currency)
 		set(&e.Capacity, b.Capacity)
 		set(&e.Public, b.Public)
-		if b.Status != nil {
-			e.Status = string(*b.Status)
-		}
-		return nil
-	}, validateEvent, "slug")
-	if err != nil {
-		return nil, err
-	}
-	return UpdateEvent200JSONResponse(toEvent(e)), nil
+		setAs(&e.Status, b.Status)
+	})
+	return UpdateEvent200JSONResponse(e), err
 }
 
 // DeleteEvent implements DELETE /events/{eventId} (events:write): an event
 // people registered for stays (unpublish it instead).
 func (h *Handler) DeleteEvent(ctx context.Context, req DeleteEventRequestObject) (DeleteEventResponseObject, error) {
-	err := deleteRecord(ctx, h, h.store.EventRecords(), kindEvent, req.EventId, func(e *storage.Event) error {
-		return refuseIfAny(ctx, h.store.EventRegistrationRecords(), "people registered for this event; unpublish it instead",
-			storage.Match{Field: "EventID", Value: e.ID})
-	})
-	if err != nil {
-		return nil, err
-	}
-	return DeleteEvent204Response{}, nil
+	_, err := events.delete(ctx, h, req.EventId)
+	return DeleteEvent204Response{}, err
 }

@@ -143,9 +143,22 @@ func (h *Handler) UploadFile(ctx context.Context, req UploadFileRequestObject) (
 	return UploadFile201JSONResponse(toFile(ctx, f)), nil
 }
 
+// files has no view: a file's URL depends on the request (toFile).
+var files = resource[storage.File, struct{}]{kind: kindFile, records: Store.FileRecords,
+	inUse: func(ctx context.Context, h *Handler, f *storage.File) error {
+		a, err := h.store.Appearance(ctx, siteOf(ctx))
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		if a != nil && a.LogoFileID != nil && *a.LogoFileID == f.ID {
+			return errConflict("the file is the site's logo; change the appearance first")
+		}
+		return nil
+	}}
+
 // GetFile implements GET /files/{fileId} (storage:write).
 func (h *Handler) GetFile(ctx context.Context, req GetFileRequestObject) (GetFileResponseObject, error) {
-	f, err := getRecord(ctx, h.store.FileRecords(), kindFile, req.FileId)
+	f, err := files.row(ctx, h, req.FileId)
 	if err != nil {
 		return nil, err
 	}
@@ -155,24 +168,12 @@ func (h *Handler) GetFile(ctx context.Context, req GetFileRequestObject) (GetFil
 // DeleteFile implements DELETE /files/{fileId} (storage:write). The site's
 // logo stays while it is the logo.
 func (h *Handler) DeleteFile(ctx context.Context, req DeleteFileRequestObject) (DeleteFileResponseObject, error) {
-	site := siteOf(ctx)
-	var key string
-	err := deleteRecord(ctx, h, h.store.FileRecords(), kindFile, req.FileId, func(f *storage.File) error {
-		key = f.Key
-		a, err := h.store.Appearance(ctx, site)
-		if err != nil && !errors.Is(err, storage.ErrNotFound) {
-			return err
-		}
-		if a != nil && a.LogoFileID != nil && *a.LogoFileID == f.ID {
-			return errConflict("the file is the site's logo; change the appearance first")
-		}
-		return nil
-	})
+	f, err := files.delete(ctx, h, req.FileId)
 	if err != nil {
 		return nil, err
 	}
-	if err := h.files.Delete(ctx, site, key); err != nil {
-		h.log.WarnContext(ctx, "uploaded file's content not deleted", "key", key, "err", err)
+	if err := h.files.Delete(ctx, siteOf(ctx), f.Key); err != nil {
+		h.log.WarnContext(ctx, "uploaded file's content not deleted", "key", f.Key, "err", err)
 	}
 	return DeleteFile204Response{}, nil
 }

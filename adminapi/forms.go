@@ -24,25 +24,22 @@ func toSubmission(s *storage.FormSubmission) FormSubmission {
 	return FormSubmission{Id: s.ID, FormId: s.FormID, UserId: s.UserID, Email: s.Email, Data: data, CreatedAt: s.CreatedAt}
 }
 
+var (
+	forms       = resource[storage.Form, Form]{kind: kindForm, records: Store.FormRecords, view: toForm}
+	submissions = resource[storage.FormSubmission, FormSubmission]{kind: "form_submission", records: Store.FormSubmissionRecords, view: toSubmission}
+)
+
 // ListForms implements GET /forms (forms:read).
 func (h *Handler) ListForms(ctx context.Context, req ListFormsRequestObject) (ListFormsResponseObject, error) {
-	p, err := keysetPage(ctx, h.store.FormRecords(), req.Params.Cursor, req.Params.Limit, toForm)
-	if err != nil {
-		return nil, err
-	}
-	return ListForms200JSONResponse{Items: p.items, NextCursor: p.next, TotalCount: p.total}, nil
+	return list[ListForms200JSONResponse](ctx, h, forms, req.Params.Cursor, req.Params.Limit)
 }
 
 // ListFormSubmissions implements GET /forms/{formId}/submissions
 // (forms:read).
 func (h *Handler) ListFormSubmissions(ctx context.Context, req ListFormSubmissionsRequestObject) (ListFormSubmissionsResponseObject, error) {
-	if _, err := getRecord(ctx, h.store.FormRecords(), kindForm, req.FormId); err != nil {
+	if _, err := forms.row(ctx, h, req.FormId); err != nil {
 		return nil, err
 	}
-	p, err := keysetPage(ctx, h.store.FormSubmissionRecords(), req.Params.Cursor, req.Params.Limit, toSubmission,
+	return list[ListFormSubmissions200JSONResponse](ctx, h, submissions, req.Params.Cursor, req.Params.Limit,
 		storage.Match{Field: "FormID", Value: req.FormId})
-	if err != nil {
-		return nil, err
-	}
-	return ListFormSubmissions200JSONResponse{Items: p.items, NextCursor: p.next, TotalCount: p.total}, nil
 }

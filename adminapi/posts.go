@@ -17,14 +17,18 @@ func toPost(p *storage.Post) Post {
 		PublishedAt: p.PublishedAt, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
 }
 
-func validatePost(p *storage.Post) error {
+// validateText checks what posts and pages share: a slug, a title, a body
+// and a publication status.
+func validateText(slug, title, body, status string) error {
 	var f fields
-	f.slug("slug", p.Slug)
-	f.text("title", p.Title, 1, 300, false)
-	f.text("body", p.Body, 0, 100000, true)
-	f.status("status", p.Status)
+	f.slug("slug", slug)
+	f.text("title", title, 1, 300, false)
+	f.text("body", body, 0, 100000, true)
+	f.status("status", status)
 	return f.err()
 }
+
+func validatePost(p *storage.Post) error { return validateText(p.Slug, p.Title, p.Body, p.Status) }
 
 // published keeps a post's publication time: set when it is first
 // published, cleared when it returns to draft.
@@ -38,127 +42,89 @@ func published(status string, at *time.Time, now time.Time) *time.Time {
 	return at
 }
 
+var posts = resource[storage.Post, Post]{kind: kindPost, records: Store.PostRecords, view: toPost, validate: validatePost, unique: "slug"}
+
 // ListPosts implements GET /posts (posts:read).
 func (h *Handler) ListPosts(ctx context.Context, req ListPostsRequestObject) (ListPostsResponseObject, error) {
-	p, err := keysetPage(ctx, h.store.PostRecords(), req.Params.Cursor, req.Params.Limit, toPost)
-	if err != nil {
-		return nil, err
-	}
-	return ListPosts200JSONResponse{Items: p.items, NextCursor: p.next, TotalCount: p.total}, nil
+	return list[ListPosts200JSONResponse](ctx, h, posts, req.Params.Cursor, req.Params.Limit)
 }
 
 // CreatePost implements POST /posts (posts:write); the caller is the author.
 func (h *Handler) CreatePost(ctx context.Context, req CreatePostRequestObject) (CreatePostResponseObject, error) {
 	b := req.Body
-	p := &storage.Post{Slug: b.Slug, Title: b.Title, Body: orDefault(b.Body, ""), Status: string(orDefault(b.Status, PublicationStatusDraft)),
-		AuthorID: callerOf(ctx).token.Subject}
-	p.PublishedAt = published(p.Status, nil, h.now())
-	if err := createRecord(ctx, h, h.store.PostRecords(), kindPost, p, validatePost, "slug"); err != nil {
-		return nil, err
-	}
-	return CreatePost201JSONResponse(toPost(p)), nil
+	status := string(orDefault(b.Status, PublicationStatusDraft))
+	p, err := posts.create(ctx, h, &storage.Post{Slug: b.Slug, Title: b.Title, Body: orDefault(b.Body, ""), Status: status,
+		AuthorID: callerOf(ctx).token.Subject, PublishedAt: published(status, nil, h.now())})
+	return CreatePost201JSONResponse(p), err
 }
 
 // GetPost implements GET /posts/{postId} (posts:read).
 func (h *Handler) GetPost(ctx context.Context, req GetPostRequestObject) (GetPostResponseObject, error) {
-	p, err := getRecord(ctx, h.store.PostRecords(), kindPost, req.PostId)
-	if err != nil {
-		return nil, err
-	}
-	return GetPost200JSONResponse(toPost(p)), nil
+	p, err := posts.get(ctx, h, req.PostId)
+	return GetPost200JSONResponse(p), err
 }
 
 // UpdatePost implements PATCH /posts/{postId} (posts:write).
 func (h *Handler) UpdatePost(ctx context.Context, req UpdatePostRequestObject) (UpdatePostResponseObject, error) {
 	b := req.Body
-	p, err := updateRecord(ctx, h, h.store.PostRecords(), kindPost, req.PostId, func(p *storage.Post) error {
+	p, err := posts.change(ctx, h, req.PostId, func(p *storage.Post) {
 		set(&p.Slug, b.Slug)
 		set(&p.Title, b.Title)
 		set(&p.Body, b.Body)
-		if b.Status != nil {
-			p.Status = string(*b.Status)
-		}
+		setAs(&p.Status, b.Status)
 		p.PublishedAt = published(p.Status, p.PublishedAt, h.now())
-		return nil
-	}, validatePost, "slug")
-	if err != nil {
-		return nil, err
-	}
-	return UpdatePost200JSONResponse(toPost(p)), nil
+	})
+	return UpdatePost200JSONResponse(p), err
 }
 
 // DeletePost implements DELETE /posts/{postId} (posts:write); its comments
 // go with it.
 func (h *Handler) DeletePost(ctx context.Context, req DeletePostRequestObject) (DeletePostResponseObject, error) {
-	if err := deleteRecord(ctx, h, h.store.PostRecords(), kindPost, req.PostId, nil); err != nil {
-		return nil, err
-	}
-	return DeletePost204Response{}, nil
+	_, err := posts.delete(ctx, h, req.PostId)
+	return DeletePost204Response{}, err
 }
 
 func toPage(p *storage.SitePage) Page {
 	return Page{Id: p.ID, Slug: p.Slug, Title: p.Title, Body: p.Body, Status: PublicationStatus(p.Status), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
 }
 
-func validatePage(p *storage.SitePage) error {
-	var f fields
-	f.slug("slug", p.Slug)
-	f.text("title", p.Title, 1, 300, false)
-	f.text("body", p.Body, 0, 100000, true)
-	f.status("status", p.Status)
-	return f.err()
-}
+func validatePage(p *storage.SitePage) error { return validateText(p.Slug, p.Title, p.Body, p.Status) }
+
+var pages = resource[storage.SitePage, Page]{kind: kindPage, records: Store.PageRecords, view: toPage, validate: validatePage, unique: "slug"}
 
 // ListPages implements GET /pages (pages:read).
 func (h *Handler) ListPages(ctx context.Context, req ListPagesRequestObject) (ListPagesResponseObject, error) {
-	p, err := keysetPage(ctx, h.store.PageRecords(), req.Params.Cursor, req.Params.Limit, toPage)
-	if err != nil {
-		return nil, err
-	}
-	return ListPages200JSONResponse{Items: p.items, NextCursor: p.next, TotalCount: p.total}, nil
+	return list[ListPages200JSONResponse](ctx, h, pages, req.Params.Cursor, req.Params.Limit)
 }
 
 // CreatePage implements POST /pages (pages:write).
 func (h *Handler) CreatePage(ctx context.Context, req CreatePageRequestObject) (CreatePageResponseObject, error) {
 	b := req.Body
-	p := &storage.SitePage{Slug: b.Slug, Title: b.Title, Body: orDefault(b.Body, ""), Status: string(orDefault(b.Status, PublicationStatusDraft))}
-	if err := createRecord(ctx, h, h.store.PageRecords(), kindPage, p, validatePage, "slug"); err != nil {
-		return nil, err
-	}
-	return CreatePage201JSONResponse(toPage(p)), nil
+	p, err := pages.create(ctx, h, &storage.SitePage{Slug: b.Slug, Title: b.Title, Body: orDefault(b.Body, ""),
+		Status: string(orDefault(b.Status, PublicationStatusDraft))})
+	return CreatePage201JSONResponse(p), err
 }
 
 // GetPage implements GET /pages/{pageId} (pages:read).
 func (h *Handler) GetPage(ctx context.Context, req GetPageRequestObject) (GetPageResponseObject, error) {
-	p, err := getRecord(ctx, h.store.PageRecords(), kindPage, req.PageId)
-	if err != nil {
-		return nil, err
-	}
-	return GetPage200JSONResponse(toPage(p)), nil
+	p, err := pages.get(ctx, h, req.PageId)
+	return GetPage200JSONResponse(p), err
 }
 
 // UpdatePage implements PATCH /pages/{pageId} (pages:write).
 func (h *Handler) UpdatePage(ctx context.Context, req UpdatePageRequestObject) (UpdatePageResponseObject, error) {
 	b := req.Body
-	p, err := updateRecord(ctx, h, h.store.PageRecords(), kindPage, req.PageId, func(p *storage.SitePage) error {
+	p, err := pages.change(ctx, h, req.PageId, func(p *storage.SitePage) {
 		set(&p.Slug, b.Slug)
 		set(&p.Title, b.Title)
 		set(&p.Body, b.Body)
-		if b.Status != nil {
-			p.Status = string(*b.Status)
-		}
-		return nil
-	}, validatePage, "slug")
-	if err != nil {
-		return nil, err
-	}
-	return UpdatePage200JSONResponse(toPage(p)), nil
+		setAs(&p.Status, b.Status)
+	})
+	return UpdatePage200JSONResponse(p), err
 }
 
 // DeletePage implements DELETE /pages/{pageId} (pages:write).
 func (h *Handler) DeletePage(ctx context.Context, req DeletePageRequestObject) (DeletePageResponseObject, error) {
-	if err := deleteRecord(ctx, h, h.store.PageRecords(), kindPage, req.PageId, nil); err != nil {
-		return nil, err
-	}
-	return DeletePage204Response{}, nil
+	_, err := pages.delete(ctx, h, req.PageId)
+	return DeletePage204Response{}, err
 }

@@ -1,8 +1,6 @@
 package adminapi
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"reflect"
@@ -25,90 +23,6 @@ type kind string
 func (k kind) target(id int64) string { return fmt.Sprintf("%s:%d", k, id) }
 
 func (k kind) noun() string { return strings.ReplaceAll(string(k), "_", " ") }
-
-// getRecord reads a record of the caller's site; another site's ID is 404.
-func getRecord[T any](ctx context.Context, recs storage.Records[T], k kind, id int64) (*T, error) {
-	rec, err := recs.Get(ctx, siteOf(ctx), id)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, errNotFound(fmt.Sprintf("no %s %d at this site", k.noun(), id))
-	}
-	return rec, err
-}
-
-// createRecord validates and stores a new record and records the audit
-// event. A taken unique value is 409 naming uniqueField.
-func createRecord[T any](ctx context.Context, h *Handler, recs storage.Records[T], k kind, rec *T, validate func(*T) error, uniqueField string) error {
-	if err := validate(rec); err != nil {
-		return err
-	}
-	if err := recs.Create(ctx, siteOf(ctx), rec); err != nil {
-		return conflictOn(err, k, uniqueField)
-	}
-	h.audit(ctx, string(k)+".created", k.target(idOf(rec)), nil)
-	return nil
-}
-
-// updateRecord reads a record, applies a change, validates and stores it,
-// and records the audit event.
-func updateRecord[T any](ctx context.Context, h *Handler, recs storage.Records[T], k kind, id int64, apply func(*T) error, validate func(*T) error, uniqueField string) (*T, error) {
-	rec, err := getRecord(ctx, recs, k, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := apply(rec); err != nil {
-		return nil, err
-	}
-	if err := validate(rec); err != nil {
-		return nil, err
-	}
-	if err := recs.Update(ctx, siteOf(ctx), rec); err != nil {
-		return nil, conflictOn(err, k, uniqueField)
-	}
-	h.audit(ctx, string(k)+".updated", k.target(id), nil)
-	return rec, nil
-}
-
-// deleteRecord deletes a record after inUse (if any) agrees, and records
-// the audit event.
-func deleteRecord[T any](ctx context.Context, h *Handler, recs storage.Records[T], k kind, id int64, inUse func(*T) error) error {
-	rec, err := getRecord(ctx, recs, k, id)
-	if err != nil {
-		return err
-	}
-	if inUse != nil {
-		if err := inUse(rec); err != nil {
-			return err
-		}
-	}
-	if err := recs.Delete(ctx, siteOf(ctx), id); err != nil {
-		if errors.Is(err, storage.ErrConflict) {
-			return errConflict(fmt.Sprintf("the %s is still in use", k.noun()))
-		}
-		return err
-	}
-	h.audit(ctx, string(k)+".deleted", k.target(id), nil)
-	return nil
-}
-
-func conflictOn(err error, k kind, uniqueField string) error {
-	if errors.Is(err, storage.ErrConflict) && uniqueField != "" {
-		return errConflict(fmt.Sprintf("another %s at this site has this %s", k.noun(), uniqueField),
-			InvalidField{Field: uniqueField, Message: "is taken"})
-	}
-	return err
-}
-
-// refuseIfAny is an inUse check: 409 when match selects any record.
-func refuseIfAny[T any](ctx context.Context, recs storage.Records[T], detail string, match storage.Match) error {
-	_, n, err := recs.List(ctx, siteOf(ctx), storage.Page{Limit: 1}, match)
-	if err != nil {
-		return err
-	}
-	if n > 0 {
-		return errConflict(detail)
-	}
-	return nil
-}
 
 // fields collects invalid fields; err returns them as one 422.
 type fields []InvalidField
@@ -168,6 +82,16 @@ func (f *fields) status(field, v string) {
 	}
 }
 
+// offer checks what every item the site sells by itself (a plan, a
+// product) has: slug, title, description, price and currency.
+func (f *fields) offer(slug, title, description string, priceCents int64, currency string) {
+	f.slug("slug", slug)
+	f.text("title", title, 1, 300, false)
+	f.text("description", description, 0, 20000, true)
+	f.nonNegative("priceCents", priceCents)
+	f.currency("currency", currency)
+}
+
 func (f *fields) nonNegative(field string, v int64) {
 	if v < 0 {
 		f.add(field, "must not be negative")
@@ -195,6 +119,13 @@ func (f *fields) email(field, v string) {
 func set[T any](dst *T, src *T) {
 	if src != nil {
 		*dst = *src
+	}
+}
+
+// setAs is set for a field the API types as a named string (an enum).
+func setAs[S ~string](dst *string, src *S) {
+	if src != nil {
+		*dst = string(*src)
 	}
 }
 

@@ -12,6 +12,9 @@ import (
 
 const kindEnrollment kind = "enrollment"
 
+// enrollments has no view: an enrollment shows its course (toEnrollment).
+var enrollments = resource[storage.Enrollment, struct{}]{kind: kindEnrollment, records: Store.EnrollmentRecords}
+
 func toStudent(s *storage.StudentView) Student {
 	return Student{UserId: s.UserID, Email: s.Email, Name: s.Name, Enrollments: s.Enrollments, Since: s.Since}
 }
@@ -147,10 +150,7 @@ func (h *Handler) UpdateEnrollment(ctx context.Context, req UpdateEnrollmentRequ
 	case b.ExpiresAt != nil && !b.ExpiresAt.After(h.now()):
 		return nil, invalidField("expiresAt", "must be in the future")
 	}
-	e, err := updateRecord(ctx, h, h.store.EnrollmentRecords(), kindEnrollment, req.EnrollmentId, func(e *storage.Enrollment) error {
-		e.ExpiresAt = b.ExpiresAt
-		return nil
-	}, func(*storage.Enrollment) error { return nil }, "")
+	e, err := enrollments.update(ctx, h, req.EnrollmentId, func(e *storage.Enrollment) { e.ExpiresAt = b.ExpiresAt })
 	if err != nil {
 		return nil, err
 	}
@@ -164,8 +164,6 @@ func (h *Handler) UpdateEnrollment(ctx context.Context, req UpdateEnrollmentRequ
 // UnenrollStudent implements DELETE /enrollments/{enrollmentId}
 // (students:write).
 func (h *Handler) UnenrollStudent(ctx context.Context, req UnenrollStudentRequestObject) (UnenrollStudentResponseObject, error) {
-	if err := deleteRecord(ctx, h, h.store.EnrollmentRecords(), kindEnrollment, req.EnrollmentId, nil); err != nil {
-		return nil, err
-	}
-	return UnenrollStudent204Response{}, nil
+	_, err := enrollments.delete(ctx, h, req.EnrollmentId)
+	return UnenrollStudent204Response{}, err
 }

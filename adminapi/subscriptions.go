@@ -14,6 +14,8 @@ func toSubscription(s *storage.Subscription) Subscription {
 		CurrentPeriodEnd: s.CurrentPeriodEnd, CancelAtPeriodEnd: s.CancelAtPeriodEnd, CanceledAt: s.CanceledAt}
 }
 
+var subscriptions = resource[storage.Subscription, Subscription]{kind: kindSubscription, records: Store.SubscriptionRecords, view: toSubscription}
+
 // ListSubscriptions implements GET /subscriptions (subscriptions:read).
 func (h *Handler) ListSubscriptions(ctx context.Context, req ListSubscriptionsRequestObject) (ListSubscriptionsResponseObject, error) {
 	var match []storage.Match
@@ -23,11 +25,7 @@ func (h *Handler) ListSubscriptions(ctx context.Context, req ListSubscriptionsRe
 		}
 		match = append(match, storage.Match{Field: "Status", Value: string(*st)})
 	}
-	p, err := keysetPage(ctx, h.store.SubscriptionRecords(), req.Params.Cursor, req.Params.Limit, toSubscription, match...)
-	if err != nil {
-		return nil, err
-	}
-	return ListSubscriptions200JSONResponse{Items: p.items, NextCursor: p.next, TotalCount: p.total}, nil
+	return list[ListSubscriptions200JSONResponse](ctx, h, subscriptions, req.Params.Cursor, req.Params.Limit, match...)
 }
 
 // CreateSubscription implements POST /subscriptions (subscriptions:write):
@@ -47,28 +45,23 @@ func (h *Handler) CreateSubscription(ctx context.Context, req CreateSubscription
 	if !b.CurrentPeriodEnd.After(now) {
 		return nil, invalidField("currentPeriodEnd", "must be in the future")
 	}
-	s := &storage.Subscription{UserID: u.ID, PlanID: b.PlanId, Status: storage.SubscriptionActive, StartedAt: now, CurrentPeriodEnd: b.CurrentPeriodEnd}
-	if err := createRecord(ctx, h, h.store.SubscriptionRecords(), kindSubscription, s, func(*storage.Subscription) error { return nil }, ""); err != nil {
-		return nil, err
-	}
-	return CreateSubscription201JSONResponse(toSubscription(s)), nil
+	s, err := subscriptions.create(ctx, h, &storage.Subscription{UserID: u.ID, PlanID: b.PlanId, Status: storage.SubscriptionActive,
+		StartedAt: now, CurrentPeriodEnd: b.CurrentPeriodEnd})
+	return CreateSubscription201JSONResponse(s), err
 }
 
 // GetSubscription implements GET /subscriptions/{subscriptionId}
 // (subscriptions:read).
 func (h *Handler) GetSubscription(ctx context.Context, req GetSubscriptionRequestObject) (GetSubscriptionResponseObject, error) {
-	s, err := getRecord(ctx, h.store.SubscriptionRecords(), kindSubscription, req.SubscriptionId)
-	if err != nil {
-		return nil, err
-	}
-	return GetSubscription200JSONResponse(toSubscription(s)), nil
+	s, err := subscriptions.get(ctx, h, req.SubscriptionId)
+	return GetSubscription200JSONResponse(s), err
 }
 
 // CancelSubscription implements POST /subscriptions/{subscriptionId}/cancel
 // (subscriptions:write): now, or at the end of the paid period.
 func (h *Handler) CancelSubscription(ctx context.Context, req CancelSubscriptionRequestObject) (CancelSubscriptionResponseObject, error) {
 	atEnd := req.Body != nil && orDefault(req.Body.AtPeriodEnd, false)
-	s, err := getRecord(ctx, h.store.SubscriptionRecords(), kindSubscription, req.SubscriptionId)
+	s, err := subscriptions.row(ctx, h, req.SubscriptionId)
 	if err != nil {
 		return nil, err
 	}

@@ -4,16 +4,12 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/storage/cache"
 )
-
-type fakeClock struct{ t atomic.Int64 }
-
-func (c *fakeClock) now() time.Time          { return time.Unix(0, c.t.Load()) }
-func (c *fakeClock) advance(d time.Duration) { c.t.Add(int64(d)) }
 
 // countingCache counts Allow calls on a real in-memory cache.
 type countingCache struct {
@@ -26,65 +22,72 @@ func (c *countingCache) Allow(ctx context.Context, key string, l storage.Limit) 
 	return c.Cache.Allow(ctx, key, l)
 }
 
-func newLimiterTest(t *testing.T) (*leasedLimiter, *countingCache, *fakeClock) {
-	clock := &fakeClock{}
-	clock.t.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-	mem := cache.NewMemory(&cache.MemoryOptions{Now: clock.now})
+// newLimiterTest runs inside a synctest bubble: the limiter and the
+// memory cache read the real time package, whose clock the test moves with
+// time.Sleep.
+func newLimiterTest(t *testing.T) (*leasedLimiter, *countingCache) {
+	mem := cache.NewMemory(nil)
 	t.Cleanup(func() { mem.Close() })
 	cc := &countingCache{Cache: mem}
-	return newLeasedLimiter(cc, storage.Limit{Rate: 30, Period: time.Second, Burst: 30}, 5, clock.now), cc, clock
+	return newLeasedLimiter(cc, storage.Limit{Rate: 30, Period: time.Second, Burst: 30}, 5, time.Now), cc
 }
 
 // A client at the limit (30/s, evenly spaced) is never refused, and the
 // shared cache is asked once per lease, not once per request.
 func TestLeasedLimiterAdmitsTheLimit(t *testing.T) {
-	l, cc, clock := newLimiterTest(t)
-	for i := range 300 {
-		ok, _, err := l.Allow(context.Background(), "client")
-		if err != nil || !ok {
-			t.Fatalf("request %d at 30/s refused (%v)", i, err)
+	synctest.Test(t, func(t *testing.T) {
+		l, cc := newLimiterTest(t)
+		for i := range 300 {
+			ok, _, err := l.Allow(context.Background(), "client")
+			if err != nil || !ok {
+				t.Fatalf("request %d at 30/s refused (%v)", i, err)
+			}
+			time.Sleep(time.Second / 30)
 		}
-		clock.advance(time.Second / 30)
-	}
-	if n := cc.allows.Load(); n > 70 {
-		t.Fatalf("%d cache calls for 300 requests; want about one per lease of 5", n)
-	}
+		if n := cc.allows.Load(); n > 70 {
+			t.Fatalf("%d cache calls for 300 requests; want about one per lease of 5", n)
+		}
+	})
 }
 
 // A client far above the limit is refused. GCRA admits the burst (30) and
 // then the rate (30/s); leases may add one lease (5) per replica.
 func TestLeasedLimiterRefusesExcess(t *testing.T) {
-	l, _, clock := newLimiterTest(t)
-	admitted := func(seconds int) int {
-		n := 0
-		for range 300 * seconds {
-			if ok, retry, _ := l.Allow(context.Background(), "client"); ok {
-				n++
-			} else if retry <= 0 {
-				t.Fatal("a refusal without Retry-After")
+	synctest.Test(t, func(t *testing.T) {
+		l, _ := newLimiterTest(t)
+		admitted := func(seconds int) int {
+			n := 0
+			for range 300 * seconds {
+				if ok, retry, _ := l.Allow(context.Background(), "client"); ok {
+					n++
+				} else if retry <= 0 {
+					t.Fatal("a refusal without Retry-After")
+				}
+				time.Sleep(time.Second / 300)
 			}
-			clock.advance(time.Second / 300)
+			return n
 		}
-		return n
-	}
-	if n := admitted(1); n < 55 || n > 30+30+5 {
-		t.Fatalf("first second at 300/s: admitted %d; want the burst plus a second of rate (60) at most one lease more", n)
-	}
-	if n := admitted(2); n < 55 || n > 60+5 {
-		t.Fatalf("next two seconds at 300/s: admitted %d; want the rate (60) at most one lease more", n)
-	}
-	if ok, _, _ := l.Allow(context.Background(), "other"); !ok {
-		t.Fatal("another client was refused: limits are per key")
-	}
+		if n := admitted(1); n < 55 || n > 30+30+5 {
+			t.Fatalf("first second at 300/s: admitted %d; want the burst plus a second of rate (60) at most one lease more", n)
+		}
+		if n := admitted(2); n < 55 || n > 60+5 {
+			t.Fatalf("next two seconds at 300/s: admitted %d; want the rate (60) at most one lease more", n)
+		}
+		if ok, _, _ := l.Allow(context.Background(), "other"); !ok {
+			t.Fatal("another client was refused: limits are per key")
+		}
+	})
 }
 
 // Sporadic requests (slower than a lease lasts) are admitted too.
 func TestLeasedLimiterSporadic(t *testing.T) {
-	l, _, clock := newLimiterTest(t)
-	for i := range 50 {
-		if ok, _, _ := l.Allow(context.Background(), "client"); !ok {
-			t.Fatalf("sporadic request %d refused", i)
+	synctest.Test(t, func(t *testing.T) {
+		l, _ := newLimiterTest(t)
+		for i := range 50 {
+			if ok, _, _ := l.Allow(context.Background(), "client"); !ok {
+				t.Fatalf("sporadic request %d refused", i)
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
-		clock.advance(200 * time.Millisecond)
-	}
+	})
 }

@@ -89,20 +89,18 @@ func (d *Docs) AuthMD(w http.ResponseWriter, r *http.Request) {
 // LLMSTxt serves /llms.txt (https://llmstxt.org): the site's name, a
 // summary, and links to its courses, pricing and agent documents.
 func (d *Docs) LLMSTxt(w http.ResponseWriter, r *http.Request) {
-	site, ok := docsSite(w, r)
-	if !ok {
-		return
-	}
-	o, ok := d.offerings(w, r, site)
-	if !ok {
-		return
-	}
-	serveDocument(w, r, plainType, catalogMaxAge, llmsText(site, o))
+	d.catalogDocument(w, r, plainType, llmsText)
 }
 
 // PricingMD serves /pricing.md: everything the site sells, published items
 // only.
 func (d *Docs) PricingMD(w http.ResponseWriter, r *http.Request) {
+	d.catalogDocument(w, r, markdownType, pricingMarkdown)
+}
+
+// catalogDocument serves a document rendered from the site's published
+// offerings.
+func (d *Docs) catalogDocument(w http.ResponseWriter, r *http.Request, contentType string, render func(*tenant.Site, *storage.Offerings) []byte) {
 	site, ok := docsSite(w, r)
 	if !ok {
 		return
@@ -111,7 +109,7 @@ func (d *Docs) PricingMD(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	serveDocument(w, r, markdownType, catalogMaxAge, pricingMarkdown(site, o))
+	serveDocument(w, r, contentType, catalogMaxAge, render(site, o))
 }
 
 // CourseMD serves /courses/<slug>.md for a published course; any other path
@@ -222,4 +220,25 @@ func (b *doc) line(parts ...string) {
 		b.WriteString(p)
 	}
 	b.WriteByte('\n')
+}
+
+// table writes a Markdown table: the header, the delimiter row, then a row
+// per entry of rows. Cells are Markdown already (mdText escapes text).
+func (b *doc) table(header []string, rows ...[]string) {
+	b.row(header)
+	b.line("|", strings.Repeat("---|", len(header)))
+	for _, r := range rows {
+		b.row(r)
+	}
+}
+
+func (b *doc) row(cells []string) { b.line("| ", strings.Join(cells, " | "), " |") }
+
+// tableOf is table with a row per item.
+func tableOf[T any](b *doc, header []string, items []T, row func(*T) []string) {
+	rows := make([][]string, len(items))
+	for i := range items {
+		rows[i] = row(&items[i])
+	}
+	b.table(header, rows...)
 }

@@ -47,9 +47,7 @@ func authMarkdown(site *tenant.Site, tools []vocab.MCPTool) []byte {
 
 	b.line("## Endpoints")
 	b.line()
-	b.line("| What | URL |")
-	b.line("|---|---|")
-	rows := [][2]string{
+	rows := [][]string{
 		{"Issuer", as.Issuer},
 		{"Protected-resource metadata (RFC 9728)", site.URL(vocab.ProtectedResourcePath)},
 		{"Authorization-server metadata (RFC 8414)", site.URL(vocab.AuthorizationServerPath)},
@@ -62,15 +60,13 @@ func authMarkdown(site *tenant.Site, tools []vocab.MCPTool) []byte {
 		{"Registration endpoint", as.RegistrationEndpoint},
 	}
 	if as.JWKSURI != "" {
-		rows = append(rows, [2]string{"JWKS (id_token keys)", as.JWKSURI})
+		rows = append(rows, []string{"JWKS (id_token keys)", as.JWKSURI})
 	}
 	rows = append(rows,
-		[2]string{"Member API (GraphQL over HTTP POST)", site.URL(vocab.MemberGraphQLPath)},
-		[2]string{"MCP server (Streamable HTTP)", site.URL(vocab.MCPPath)},
+		[]string{"Member API (GraphQL over HTTP POST)", site.URL(vocab.MemberGraphQLPath)},
+		[]string{"MCP server (Streamable HTTP)", site.URL(vocab.MCPPath)},
 	)
-	for _, r := range rows {
-		b.line("| ", r[0], " | ", r[1], " |")
-	}
+	b.table([]string{"What", "URL"}, rows...)
 	b.line()
 
 	// 1. Discover
@@ -144,16 +140,16 @@ func authMarkdown(site *tenant.Site, tools []vocab.MCPTool) []byte {
 	b.line(authorizeURL(as.AuthorizationEndpoint, memberScopes, pr.Resource, challenge))
 	b.line("```")
 	b.line()
-	b.line("| Parameter | Value |")
-	b.line("|---|---|")
-	b.line("| `response_type` | `code` |")
-	b.line("| `client_id` | your client_id (step 2), or the URL of your Client ID Metadata Document |")
-	b.line("| `redirect_uri` | exactly as registered; loopback redirect URIs match on any port |")
-	b.line("| `scope` | space-separated, URL-encoded as `%20`: `", memberScopes, "` for a member's own data, or operator scopes such as `openid courses:read students:read` |")
-	b.line("| `resource` | `", pr.Resource, "` (RFC 8707; required for member tokens, exactly the protected-resource metadata's `resource`) |")
-	b.line("| `code_challenge`, `code_challenge_method` | the S256 challenge, `S256` |")
-	b.line("| `state` | a fresh random value; check it on return |")
-	b.line("| `nonce` | a fresh random value when you will verify an id_token |")
+	b.table([]string{"Parameter", "Value"},
+		[]string{"`response_type`", "`code`"},
+		[]string{"`client_id`", "your client_id (step 2), or the URL of your Client ID Metadata Document"},
+		[]string{"`redirect_uri`", "exactly as registered; loopback redirect URIs match on any port"},
+		[]string{"`scope`", "space-separated, URL-encoded as `%20`: `" + memberScopes + "` for a member's own data, or operator scopes such as `openid courses:read students:read`"},
+		[]string{"`resource`", "`" + pr.Resource + "` (RFC 8707; required for member tokens, exactly the protected-resource metadata's `resource`)"},
+		[]string{"`code_challenge`, `code_challenge_method`", "the S256 challenge, `S256`"},
+		[]string{"`state`", "a fresh random value; check it on return"},
+		[]string{"`nonce`", "a fresh random value when you will verify an id_token"},
+	)
 	b.line()
 	b.line("The person signs in, sees what you ask for on a consent page, and approves. The browser then returns to your redirect URI:")
 	b.line()
@@ -222,15 +218,13 @@ func authMarkdown(site *tenant.Site, tools []vocab.MCPTool) []byte {
 	b.line("Point any MCP client at ", site.URL(vocab.MCPPath), " (Streamable HTTP, stateless: no session to keep). ",
 		"Without a token it lists the public catalog tools; with a token it also lists the tools your scopes allow:")
 	b.line()
-	b.line("| Tool | Needs |")
-	b.line("|---|---|")
-	for _, t := range tools {
+	tableOf(&b, []string{"Tool", "Needs"}, tools, func(t *vocab.MCPTool) []string {
 		need := "nothing (public)"
 		if len(t.Scopes) > 0 {
 			need = codeList(t.Scopes)
 		}
-		b.line("| `", t.Name, "` | ", need, " |")
-	}
+		return []string{"`" + t.Name + "`", need}
+	})
 	b.line()
 	b.line("A tool your token does not allow is not listed. Calling it anyway answers `401 invalid_token` without a token, ",
 		"or `403 insufficient_scope` with the token, each with a `WWW-Authenticate` header naming the `scope` it needs and the `resource_metadata` URL: ",
@@ -293,12 +287,10 @@ func authMarkdown(site *tenant.Site, tools []vocab.MCPTool) []byte {
 	b.line("Every scope the authorization server knows (`scopes_supported`). Member clients may ask for `", scope.AccountRead, "`, `", scope.AccountWrite,
 		"` and the identity scopes; operator clients for the operator scopes and the identity scopes, within what the person's role at this site allows.")
 	b.line()
-	b.line("| Scope | Grants |")
-	b.line("|---|---|")
-	for _, name := range as.ScopesSupported {
-		s, _ := scope.Lookup(name)
-		b.line("| `", name, "` | ", mdText(s.Description), " |")
-	}
+	tableOf(&b, []string{"Scope", "Grants"}, as.ScopesSupported, func(name *string) []string {
+		s, _ := scope.Lookup(*name)
+		return []string{"`" + *name + "`", mdText(s.Description)}
+	})
 	return b.Bytes()
 }
 
@@ -307,11 +299,7 @@ func registerOpen(b *doc, as ServerMetadata) {
 		"`http://127.0.0.1:PORT/path`, `http://[::1]:PORT/path` or `http://localhost:PORT/path` (at authorization any port matches, RFC 8252 §7.3). ",
 		"A fixed https callback is refused with `invalid_redirect_uri`.")
 	b.line()
-	b.line("```sh")
-	b.line("curl -s -X POST ", as.RegistrationEndpoint, ` \`)
-	b.line(`  -H "Content-Type: application/json" \`)
-	b.line(`  -d '{"client_name": "My agent", "application_type": "native", "redirect_uris": ["`, exampleRedirect, `"], "token_endpoint_auth_method": "none"}'`)
-	b.line("```")
+	registerCurl(b, as.RegistrationEndpoint, `{"client_name": "My agent", "application_type": "native", "redirect_uris": ["`+exampleRedirect+`"], "token_endpoint_auth_method": "none"}`)
 	b.line()
 	b.line("The answer (`201`) carries your `client_id`; a `client_secret_post` client also gets its `client_secret`, shown once. What the client may ask for follows the `scope` you register with:")
 	b.line()
@@ -331,11 +319,7 @@ func registerVendor(b *doc, site *tenant.Site, as ServerMetadata) {
 		"the server matches `client_name` against its known integrations and returns that platform's `client_id`. ",
 		"An unknown `client_name` is refused with `invalid_client_metadata`.")
 	b.line()
-	b.line("```sh")
-	b.line("curl -s -X POST ", as.RegistrationEndpoint, ` \`)
-	b.line(`  -H "Content-Type: application/json" \`)
-	b.line(`  -d '{"client_name": "Your Platform", "redirect_uris": ["`, exampleRedirect, `"], "token_endpoint_auth_method": "none"}'`)
-	b.line("```")
+	registerCurl(b, as.RegistrationEndpoint, `{"client_name": "Your Platform", "redirect_uris": ["`+exampleRedirect+`"], "token_endpoint_auth_method": "none"}`)
 	b.line()
 	hosts := "hosts allowlisted by the hosting provider or by this site"
 	if site.CIMDOpen {
@@ -359,6 +343,15 @@ func registerVendor(b *doc, site *tenant.Site, as ServerMetadata) {
 		b.line("MCP connections are not enabled on this site yet, so no member clients exist here.")
 	}
 	b.line()
+}
+
+// registerCurl writes the example registration request posting body.
+func registerCurl(b *doc, endpoint, body string) {
+	b.line("```sh")
+	b.line("curl -s -X POST ", endpoint, ` \`)
+	b.line(`  -H "Content-Type: application/json" \`)
+	b.line(`  -d '`, body, `'`)
+	b.line("```")
 }
 
 // authorizeURL is the example authorization request, with scope encoded as

@@ -90,91 +90,27 @@ func pricingMarkdown(site *tenant.Site, o *storage.Offerings) []byte {
 	b.line("What ", name, " (", site.Origin, ") sells, from its published catalog. ", currencyNote(o))
 	b.line()
 
-	b.line("## Courses")
-	b.line()
-	if len(o.Courses) == 0 {
-		b.line("No courses are published at the moment.")
-	} else {
-		b.line("| Course | Category | Price |")
-		b.line("|---|---|---|")
-		for i, c := range o.Courses {
-			if i == maxPricingRows {
-				break
-			}
-			b.line("| [", mdText(c.Title), "](", site.URL(vocab.CourseMDPath(c.Slug)), ") | ", mdText(c.Category), " | ", vocab.Price(c.PriceCents, c.Currency), " |")
-		}
-		truncated(&b, len(o.Courses))
-	}
-	b.line()
-
-	b.line("## Membership plans")
-	b.line()
-	if len(o.MembershipPlans) == 0 {
-		b.line("No membership plans at the moment.")
-	} else {
-		b.line("| Plan | Price | Billed | What it includes |")
-		b.line("|---|---|---|---|")
-		for i, p := range o.MembershipPlans {
-			if i == maxPricingRows {
-				break
-			}
-			b.line("| ", mdText(p.Title), " | ", vocab.Price(p.PriceCents, p.Currency), " | ", billing(p.Interval), " | ", mdText(p.Description), " |")
-		}
-		truncated(&b, len(o.MembershipPlans))
-	}
-	b.line()
-
-	b.line("## Digital products")
-	b.line()
-	if len(o.DigitalProducts) == 0 {
-		b.line("No digital products at the moment.")
-	} else {
-		b.line("| Product | Price | Description |")
-		b.line("|---|---|---|")
-		for i, p := range o.DigitalProducts {
-			if i == maxPricingRows {
-				break
-			}
-			b.line("| ", mdText(p.Title), " | ", vocab.Price(p.PriceCents, p.Currency), " | ", mdText(p.Description), " |")
-		}
-		truncated(&b, len(o.DigitalProducts))
-	}
-	b.line()
-
-	b.line("## Consulting services")
-	b.line()
-	if len(o.ConsultingServices) == 0 {
-		b.line("No consulting services at the moment.")
-	} else {
-		b.line("| Service | Sessions | Price | Description |")
-		b.line("|---|---|---|---|")
-		for i, s := range o.ConsultingServices {
-			if i == maxPricingRows {
-				break
-			}
-			b.line("| ", mdText(s.Title), " | ", strconv.Itoa(s.Sessions), " | ", vocab.Price(s.PriceCents, s.Currency), " | ", mdText(s.Description), " |")
-		}
-		truncated(&b, len(o.ConsultingServices))
-	}
-	b.line()
-
-	b.line("## Upcoming events")
-	b.line()
-	if len(o.Events) == 0 {
-		b.line("No public events are scheduled.")
-	} else {
-		b.line("| Event | Starts (UTC) | Ends (UTC) | Location | Price |")
-		b.line("|---|---|---|---|---|")
-		for i, e := range o.Events {
-			if i == maxPricingRows {
-				break
-			}
-			b.line("| ", mdText(e.Title), " | ", e.StartsAt.UTC().Format(time.DateTime[:16]), " | ", e.EndsAt.UTC().Format(time.DateTime[:16]), " | ",
-				mdText(e.Location), " | ", vocab.Price(e.PriceCents, e.Currency), " |")
-		}
-		truncated(&b, len(o.Events))
-	}
-	b.line()
+	pricingSection(&b, "Courses", "No courses are published at the moment.", []string{"Course", "Category", "Price"}, o.Courses,
+		func(c *storage.Course) []string {
+			return []string{"[" + mdText(c.Title) + "](" + site.URL(vocab.CourseMDPath(c.Slug)) + ")", mdText(c.Category), vocab.Price(c.PriceCents, c.Currency)}
+		})
+	pricingSection(&b, "Membership plans", "No membership plans at the moment.", []string{"Plan", "Price", "Billed", "What it includes"}, o.MembershipPlans,
+		func(p *storage.MembershipPlan) []string {
+			return []string{mdText(p.Title), vocab.Price(p.PriceCents, p.Currency), billing(p.Interval), mdText(p.Description)}
+		})
+	pricingSection(&b, "Digital products", "No digital products at the moment.", []string{"Product", "Price", "Description"}, o.DigitalProducts,
+		func(p *storage.DigitalProduct) []string {
+			return []string{mdText(p.Title), vocab.Price(p.PriceCents, p.Currency), mdText(p.Description)}
+		})
+	pricingSection(&b, "Consulting services", "No consulting services at the moment.", []string{"Service", "Sessions", "Price", "Description"}, o.ConsultingServices,
+		func(s *storage.ConsultingService) []string {
+			return []string{mdText(s.Title), strconv.Itoa(s.Sessions), vocab.Price(s.PriceCents, s.Currency), mdText(s.Description)}
+		})
+	pricingSection(&b, "Upcoming events", "No public events are scheduled.", []string{"Event", "Starts (UTC)", "Ends (UTC)", "Location", "Price"}, o.Events,
+		func(e *storage.Event) []string {
+			return []string{mdText(e.Title), e.StartsAt.UTC().Format(time.DateTime[:16]), e.EndsAt.UTC().Format(time.DateTime[:16]),
+				mdText(e.Location), vocab.Price(e.PriceCents, e.Currency)}
+		})
 	b.line("See also: [llms.txt](", site.URL(vocab.LLMSTxtPath), ") for the site index, and the MCP tool `get_pricing` at ", site.URL(vocab.MCPPath), ".")
 	return b.Bytes()
 }
@@ -299,11 +235,22 @@ func billing(interval string) string {
 	return "every " + mdText(interval)
 }
 
-func truncated(b *doc, n int) {
-	if n > maxPricingRows {
-		b.line()
-		b.line("The table shows the first ", strconv.Itoa(maxPricingRows), " of ", strconv.Itoa(n), ".")
+// pricingSection writes a section of /pricing.md: its heading, then a
+// table of at most maxPricingRows items (saying so when there are more),
+// or none when there are no items.
+func pricingSection[T any](b *doc, title, none string, header []string, items []T, row func(*T) []string) {
+	b.line("## ", title)
+	b.line()
+	if len(items) == 0 {
+		b.line(none)
+	} else {
+		tableOf(b, header, items[:min(len(items), maxPricingRows)], row)
+		if len(items) > maxPricingRows {
+			b.line()
+			b.line("The table shows the first ", strconv.Itoa(maxPricingRows), " of ", strconv.Itoa(len(items)), ".")
+		}
 	}
+	b.line()
 }
 
 func plural(n int, one, many string) string {

@@ -23,27 +23,19 @@ func (t *tools) searchCourses(ctx context.Context, _ *gomcp.CallToolRequest, in 
 	if err != nil {
 		return nil, out, err
 	}
-	after, err := decodeCursor(in.Cursor)
+	p, err := pageOf(ctx, t, "search_courses", in.PageInput, func(c *storage.Course) int64 { return c.ID },
+		func(pg storage.Page) ([]storage.Course, int, error) {
+			return t.store.SearchCourses(ctx, site.ID, storage.CourseQuery{Text: in.Query, Category: in.Category, Page: pg})
+		},
+		func(c *storage.Course) CourseSummary { return courseSummary(site, c) })
 	if err != nil {
 		return nil, out, err
-	}
-	limit := pageLimit(in.Limit)
-	rows, total, err := t.store.SearchCourses(ctx, site.ID, storage.CourseQuery{Text: in.Query, Category: in.Category, Page: page(after, limit)})
-	if err != nil {
-		return nil, out, t.fail(ctx, "search_courses", err)
 	}
 	cats, err := t.store.Categories(ctx, site.ID)
 	if err != nil {
 		return nil, out, t.fail(ctx, "search_courses", err)
 	}
-	rows, out.NextCursor = trim(rows, limit, func(c storage.Course) int64 { return c.ID })
-	out.Courses = make([]CourseSummary, len(rows))
-	for i := range rows {
-		out.Courses[i] = courseSummary(site, &rows[i])
-	}
-	out.Total = total
-	out.Categories = nonNil(cats)
-	return nil, out, nil
+	return nil, SearchCoursesOutput{Courses: p.items, Total: p.total, NextCursor: p.next, Categories: nonNil(cats)}, nil
 }
 
 func (t *tools) getCourse(ctx context.Context, _ *gomcp.CallToolRequest, in GetCourseInput) (*gomcp.CallToolResult, CourseOutput, error) {
@@ -84,26 +76,17 @@ func (t *tools) listEvents(ctx context.Context, _ *gomcp.CallToolRequest, in Lis
 	if err != nil {
 		return nil, out, err
 	}
-	after, err := decodeCursor(in.Cursor)
-	if err != nil {
-		return nil, out, err
-	}
-	limit := pageLimit(in.Limit)
-	rows, total, err := t.store.ListUpcomingEvents(ctx, site.ID, t.now(), page(after, limit))
-	if errors.Is(err, storage.ErrNotFound) {
-		// The cursor's event is gone.
-		return nil, out, errBadCursor
-	}
-	if err != nil {
-		return nil, out, t.fail(ctx, "list_events", err)
-	}
-	rows, out.NextCursor = trim(rows, limit, func(e storage.Event) int64 { return e.ID })
-	out.Events = make([]EventOutput, len(rows))
-	for i := range rows {
-		out.Events[i] = eventOutput(&rows[i])
-	}
-	out.Total = total
-	return nil, out, nil
+	p, err := pageOf(ctx, t, "list_events", in.PageInput, func(e *storage.Event) int64 { return e.ID },
+		func(pg storage.Page) ([]storage.Event, int, error) {
+			rows, total, err := t.store.ListUpcomingEvents(ctx, site.ID, t.now(), pg)
+			if errors.Is(err, storage.ErrNotFound) {
+				// The cursor's event is gone.
+				err = errBadCursor
+			}
+			return rows, total, err
+		},
+		eventOutput)
+	return nil, ListEventsOutput{Events: p.items, NextCursor: p.next, Total: p.total}, err
 }
 
 func (t *tools) getPricing(ctx context.Context, _ *gomcp.CallToolRequest, _ NoInput) (*gomcp.CallToolResult, PricingOutput, error) {

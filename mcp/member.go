@@ -23,16 +23,15 @@ func (t *tools) myEnrollments(ctx context.Context, _ *gomcp.CallToolRequest, in 
 	if err != nil {
 		return nil, out, err
 	}
-	after, err := decodeCursor(in.Cursor)
+	p, err := pageOf(ctx, t, "my_enrollments", in, func(e *storage.EnrollmentView) int64 { return e.ID },
+		func(pg storage.Page) ([]storage.EnrollmentView, int, error) {
+			return t.store.ListEnrollments(ctx, site.ID, user, pg)
+		},
+		asIs[storage.EnrollmentView])
 	if err != nil {
 		return nil, out, err
 	}
-	limit := pageLimit(in.Limit)
-	rows, total, err := t.store.ListEnrollments(ctx, site.ID, user, page(after, limit))
-	if err != nil {
-		return nil, out, t.fail(ctx, "my_enrollments", err)
-	}
-	rows, out.NextCursor = trim(rows, limit, func(e storage.EnrollmentView) int64 { return e.ID })
+	rows := p.items
 	ids := make([]int64, len(rows))
 	for i, e := range rows {
 		ids[i] = e.CourseID
@@ -50,7 +49,7 @@ func (t *tools) myEnrollments(ctx context.Context, _ *gomcp.CallToolRequest, in 
 		}
 		out.Enrollments[i] = o
 	}
-	out.Total = total
+	out.NextCursor, out.Total = p.next, p.total
 	return nil, out, nil
 }
 
@@ -163,45 +162,45 @@ func (t *tools) myPurchases(ctx context.Context, _ *gomcp.CallToolRequest, in My
 	limit := pageLimit(in.Limit)
 	want := func(kind string) bool { return in.Kind == "" || in.Kind == kind }
 	if want(kindDigitalProducts) {
-		rows, total, err := t.store.ListProductPurchases(ctx, site.ID, user, page(after, limit))
+		p, err := fetch(ctx, t, "my_purchases", after, limit, func(r *storage.ProductPurchaseView) int64 { return r.ID },
+			func(pg storage.Page) ([]storage.ProductPurchaseView, int, error) {
+				return t.store.ListProductPurchases(ctx, site.ID, user, pg)
+			},
+			func(r *storage.ProductPurchaseView) ProductPurchaseOutput {
+				return ProductPurchaseOutput{ID: r.ID, Slug: r.Slug, Title: r.Title, PurchasedAt: rfc3339(r.PurchasedAt)}
+			})
 		if err != nil {
-			return nil, out, t.fail(ctx, "my_purchases", err)
+			return nil, out, err
 		}
-		p := &ProductPurchases{Total: total}
-		rows, p.NextCursor = trim(rows, limit, func(r storage.ProductPurchaseView) int64 { return r.ID })
-		p.Items = make([]ProductPurchaseOutput, len(rows))
-		for i, r := range rows {
-			p.Items[i] = ProductPurchaseOutput{ID: r.ID, Slug: r.Slug, Title: r.Title, PurchasedAt: rfc3339(r.PurchasedAt)}
-		}
-		out.DigitalProducts = p
+		out.DigitalProducts = &ProductPurchases{Items: p.items, NextCursor: p.next, Total: p.total}
 	}
 	if want(kindConsultingServices) {
-		rows, total, err := t.store.ListConsultingPurchases(ctx, site.ID, user, page(after, limit))
+		p, err := fetch(ctx, t, "my_purchases", after, limit, func(r *storage.ConsultingPurchaseView) int64 { return r.ID },
+			func(pg storage.Page) ([]storage.ConsultingPurchaseView, int, error) {
+				return t.store.ListConsultingPurchases(ctx, site.ID, user, pg)
+			},
+			func(r *storage.ConsultingPurchaseView) ConsultingPurchaseOutput {
+				return ConsultingPurchaseOutput{ID: r.ID, Slug: r.Slug, Title: r.Title, PurchasedAt: rfc3339(r.PurchasedAt),
+					SessionsIncluded: r.SessionsIncluded, SessionsUsed: r.SessionsUsed}
+			})
 		if err != nil {
-			return nil, out, t.fail(ctx, "my_purchases", err)
+			return nil, out, err
 		}
-		p := &ConsultingPurchases{Total: total}
-		rows, p.NextCursor = trim(rows, limit, func(r storage.ConsultingPurchaseView) int64 { return r.ID })
-		p.Items = make([]ConsultingPurchaseOutput, len(rows))
-		for i, r := range rows {
-			p.Items[i] = ConsultingPurchaseOutput{ID: r.ID, Slug: r.Slug, Title: r.Title, PurchasedAt: rfc3339(r.PurchasedAt),
-				SessionsIncluded: r.SessionsIncluded, SessionsUsed: r.SessionsUsed}
-		}
-		out.ConsultingServices = p
+		out.ConsultingServices = &ConsultingPurchases{Items: p.items, NextCursor: p.next, Total: p.total}
 	}
 	if want(kindEventRegistrations) {
-		rows, total, err := t.store.ListEventRegistrations(ctx, site.ID, user, page(after, limit))
+		p, err := fetch(ctx, t, "my_purchases", after, limit, func(r *storage.EventRegistrationView) int64 { return r.ID },
+			func(pg storage.Page) ([]storage.EventRegistrationView, int, error) {
+				return t.store.ListEventRegistrations(ctx, site.ID, user, pg)
+			},
+			func(r *storage.EventRegistrationView) EventRegistrationOutput {
+				return EventRegistrationOutput{ID: r.ID, EventSlug: r.EventSlug, Title: r.Title, StartsAt: rfc3339(r.StartsAt),
+					EndsAt: rfc3339(r.EndsAt), RegisteredAt: rfc3339(r.RegisteredAt)}
+			})
 		if err != nil {
-			return nil, out, t.fail(ctx, "my_purchases", err)
+			return nil, out, err
 		}
-		p := &EventRegistrations{Total: total}
-		rows, p.NextCursor = trim(rows, limit, func(r storage.EventRegistrationView) int64 { return r.ID })
-		p.Items = make([]EventRegistrationOutput, len(rows))
-		for i, r := range rows {
-			p.Items[i] = EventRegistrationOutput{ID: r.ID, EventSlug: r.EventSlug, Title: r.Title, StartsAt: rfc3339(r.StartsAt),
-				EndsAt: rfc3339(r.EndsAt), RegisteredAt: rfc3339(r.RegisteredAt)}
-		}
-		out.EventRegistrations = p
+		out.EventRegistrations = &EventRegistrations{Items: p.items, NextCursor: p.next, Total: p.total}
 	}
 	return nil, out, nil
 }
@@ -212,26 +211,19 @@ func (t *tools) myNotifications(ctx context.Context, _ *gomcp.CallToolRequest, i
 	if err != nil {
 		return nil, out, err
 	}
-	after, err := decodeCursor(in.Cursor)
+	p, err := pageOf(ctx, t, "my_notifications", in.PageInput, func(n *storage.Notification) int64 { return n.ID },
+		func(pg storage.Page) ([]storage.Notification, int, error) {
+			return t.store.ListNotifications(ctx, site.ID, user, pg, in.UnreadOnly)
+		},
+		notificationOutput)
 	if err != nil {
 		return nil, out, err
-	}
-	limit := pageLimit(in.Limit)
-	rows, total, err := t.store.ListNotifications(ctx, site.ID, user, page(after, limit), in.UnreadOnly)
-	if err != nil {
-		return nil, out, t.fail(ctx, "my_notifications", err)
 	}
 	unread, err := t.store.UnreadNotificationCount(ctx, site.ID, user)
 	if err != nil {
 		return nil, out, t.fail(ctx, "my_notifications", err)
 	}
-	rows, out.NextCursor = trim(rows, limit, func(n storage.Notification) int64 { return n.ID })
-	out.Notifications = make([]NotificationOutput, len(rows))
-	for i := range rows {
-		out.Notifications[i] = notificationOutput(&rows[i])
-	}
-	out.Total, out.UnreadCount = total, unread
-	return nil, out, nil
+	return nil, MyNotificationsOutput{Notifications: p.items, NextCursor: p.next, Total: p.total, UnreadCount: unread}, nil
 }
 
 func (t *tools) markNotificationRead(ctx context.Context, _ *gomcp.CallToolRequest, in MarkNotificationReadInput) (*gomcp.CallToolResult, MarkNotificationReadOutput, error) {

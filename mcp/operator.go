@@ -7,6 +7,7 @@ import (
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
 	"github.com/lectern/lectern/vocab"
 )
 
@@ -14,90 +15,48 @@ import (
 // site's operators see: drafts, students, orders with coupons and refunds.
 
 func (t *tools) listCourses(ctx context.Context, _ *gomcp.CallToolRequest, in ListCoursesInput) (*gomcp.CallToolResult, ListCoursesOutput, error) {
-	var out ListCoursesOutput
-	site, _, err := t.person(ctx, "courses:read")
-	if err != nil {
-		return nil, out, err
-	}
-	after, err := decodeCursor(in.Cursor)
-	if err != nil {
-		return nil, out, err
-	}
-	limit := pageLimit(in.Limit)
-	rows, total, err := t.store.ListCourses(ctx, site.ID, in.IncludeDrafts, page(after, limit))
-	if err != nil {
-		return nil, out, t.fail(ctx, "list_courses", err)
-	}
-	rows, out.NextCursor = trim(rows, limit, func(c storage.Course) int64 { return c.ID })
-	out.Courses = make([]OperatorCourseOutput, len(rows))
-	for i, c := range rows {
-		out.Courses[i] = OperatorCourseOutput{
-			ID: c.ID, Slug: c.Slug, Title: c.Title, Category: c.Category, Status: c.Status,
-			PublishedAt: optTime(c.PublishedAt), UpdatedAt: rfc3339(c.UpdatedAt), Money: price(c.PriceCents, c.Currency),
-		}
-	}
-	out.Total = total
-	return nil, out, nil
+	p, err := operatorPage(ctx, t, "list_courses", "courses:read", in.PageInput, func(c *storage.Course) int64 { return c.ID },
+		func(site tenant.ID, pg storage.Page) ([]storage.Course, int, error) {
+			return t.store.ListCourses(ctx, site, in.IncludeDrafts, pg)
+		},
+		func(c *storage.Course) OperatorCourseOutput {
+			return OperatorCourseOutput{
+				ID: c.ID, Slug: c.Slug, Title: c.Title, Category: c.Category, Status: c.Status,
+				PublishedAt: optTime(c.PublishedAt), UpdatedAt: rfc3339(c.UpdatedAt), Money: price(c.PriceCents, c.Currency),
+			}
+		})
+	return nil, ListCoursesOutput{Courses: p.items, NextCursor: p.next, Total: p.total}, err
 }
 
 func (t *tools) listStudents(ctx context.Context, _ *gomcp.CallToolRequest, in ListStudentsInput) (*gomcp.CallToolResult, ListStudentsOutput, error) {
-	var out ListStudentsOutput
-	site, _, err := t.person(ctx, "students:read")
-	if err != nil {
-		return nil, out, err
-	}
-	// Students are listed by e-mail, so the cursor is an offset.
-	offset, err := decodeCursor(in.Cursor)
-	if err != nil {
-		return nil, out, err
-	}
-	limit := pageLimit(in.Limit)
-	rows, total, err := t.store.ListStudents(ctx, site.ID, in.Search, page(offset, limit))
-	if err != nil {
-		return nil, out, t.fail(ctx, "list_students", err)
-	}
-	if len(rows) > limit {
-		rows = rows[:limit]
-		out.NextCursor = encodeCursor(offset + int64(limit))
-	}
-	out.Students = make([]StudentOutput, len(rows))
-	for i, s := range rows {
-		out.Students[i] = StudentOutput{UserID: s.UserID, Email: s.Email, Name: s.Name, Enrollments: s.Enrollments, Since: rfc3339(s.Since)}
-	}
-	out.Total = total
-	return nil, out, nil
+	// Students are listed by e-mail (no key), so the cursor is an offset.
+	p, err := operatorPage(ctx, t, "list_students", "students:read", in.PageInput, nil,
+		func(site tenant.ID, pg storage.Page) ([]storage.StudentView, int, error) {
+			return t.store.ListStudents(ctx, site, in.Search, pg)
+		},
+		func(s *storage.StudentView) StudentOutput {
+			return StudentOutput{UserID: s.UserID, Email: s.Email, Name: s.Name, Enrollments: s.Enrollments, Since: rfc3339(s.Since)}
+		})
+	return nil, ListStudentsOutput{Students: p.items, NextCursor: p.next, Total: p.total}, err
 }
 
 func (t *tools) recentOrders(ctx context.Context, _ *gomcp.CallToolRequest, in RecentOrdersInput) (*gomcp.CallToolResult, RecentOrdersOutput, error) {
-	var out RecentOrdersOutput
-	site, _, err := t.person(ctx, "orders:read")
-	if err != nil {
-		return nil, out, err
-	}
-	after, err := decodeCursor(in.Cursor)
-	if err != nil {
-		return nil, out, err
-	}
-	limit := pageLimit(in.Limit)
-	rows, total, err := t.store.RecentOrders(ctx, site.ID, page(after, limit))
-	if err != nil {
-		return nil, out, t.fail(ctx, "recent_orders", err)
-	}
-	rows, out.NextCursor = trim(rows, limit, func(o storage.OrderView) int64 { return o.ID })
-	out.Orders = make([]OrderOutput, len(rows))
-	for i, o := range rows {
-		items := make([]OrderItemOutput, len(o.Items))
-		for j, it := range o.Items {
-			items[j] = OrderItemOutput{Kind: it.Kind, Title: it.Title, Money: price(it.PriceCents, o.Currency)}
-		}
-		out.Orders[i] = OrderOutput{
-			Number: o.Number, CustomerEmail: o.CustomerEmail, Status: o.Status, RefundStatus: o.RefundStatus,
-			CouponCode: o.CouponCode, TotalCents: o.TotalCents, Currency: o.Currency,
-			Total: vocab.Price(o.TotalCents, o.Currency), CreatedAt: rfc3339(o.CreatedAt), Items: items,
-		}
-	}
-	out.Total = total
-	return nil, out, nil
+	p, err := operatorPage(ctx, t, "recent_orders", "orders:read", in.PageInput, func(o *storage.OrderView) int64 { return o.ID },
+		func(site tenant.ID, pg storage.Page) ([]storage.OrderView, int, error) {
+			return t.store.RecentOrders(ctx, site, pg)
+		},
+		func(o *storage.OrderView) OrderOutput {
+			items := make([]OrderItemOutput, len(o.Items))
+			for j, it := range o.Items {
+				items[j] = OrderItemOutput{Kind: it.Kind, Title: it.Title, Money: price(it.PriceCents, o.Currency)}
+			}
+			return OrderOutput{
+				Number: o.Number, CustomerEmail: o.CustomerEmail, Status: o.Status, RefundStatus: o.RefundStatus,
+				CouponCode: o.CouponCode, TotalCents: o.TotalCents, Currency: o.Currency,
+				Total: vocab.Price(o.TotalCents, o.Currency), CreatedAt: rfc3339(o.CreatedAt), Items: items,
+			}
+		})
+	return nil, RecentOrdersOutput{Orders: p.items, NextCursor: p.next, Total: p.total}, err
 }
 
 func (t *tools) salesSummary(ctx context.Context, _ *gomcp.CallToolRequest, in SalesSummaryInput) (*gomcp.CallToolResult, SalesSummaryOutput, error) {

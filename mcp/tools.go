@@ -95,15 +95,67 @@ func page(after int64, limit int) storage.Page {
 	return storage.Page{After: after, Limit: limit + 1}
 }
 
-// trim cuts rows to limit and returns the cursor of the next page ("" on
-// the last page); key gives a row's cursor.
-func trim[T any](rows []T, limit int, key func(T) int64) ([]T, string) {
-	if len(rows) <= limit {
-		return rows, ""
-	}
-	rows = rows[:limit]
-	return rows, encodeCursor(key(rows[limit-1]))
+// listed is one page of a list tool's answer.
+type listed[O any] struct {
+	items []O    // never nil: an empty page is [] in the answer
+	next  string // the next page's cursor; "" on the last page
+	total int
 }
+
+// pageOf runs the page of a list tool that in asks for: it reads the
+// cursor and the page size, then fetches.
+func pageOf[T, O any](ctx context.Context, t *tools, tool string, in PageInput, key func(*T) int64,
+	list func(storage.Page) ([]T, int, error), conv func(*T) O) (listed[O], error) {
+	after, err := decodeCursor(in.Cursor)
+	if err != nil {
+		return listed[O]{}, err
+	}
+	return fetch(ctx, t, tool, after, pageLimit(in.Limit), key, list, conv)
+}
+
+// fetch asks list for the page after `after` (see page), cuts it to limit
+// and converts its rows. A row's cursor is key(row); with key nil the list
+// is not in ID order (students, by e-mail) and cursors are offsets. A
+// storage failure is logged as tool's and answered as errUnavailable;
+// errBadCursor from list passes through.
+func fetch[T, O any](ctx context.Context, t *tools, tool string, after int64, limit int, key func(*T) int64,
+	list func(storage.Page) ([]T, int, error), conv func(*T) O) (listed[O], error) {
+	rows, total, err := list(page(after, limit))
+	if errors.Is(err, errBadCursor) {
+		return listed[O]{}, err
+	}
+	if err != nil {
+		return listed[O]{}, t.fail(ctx, tool, err)
+	}
+	out := listed[O]{total: total}
+	if len(rows) > limit {
+		rows = rows[:limit]
+		if key == nil {
+			out.next = encodeCursor(after + int64(limit))
+		} else {
+			out.next = encodeCursor(key(&rows[limit-1]))
+		}
+	}
+	out.items = make([]O, len(rows))
+	for i := range rows {
+		out.items[i] = conv(&rows[i])
+	}
+	return out, nil
+}
+
+// operatorPage is pageOf for an operator tool: the caller needs the scope
+// need at the request's site.
+func operatorPage[T, O any](ctx context.Context, t *tools, tool, need string, in PageInput, key func(*T) int64,
+	list func(site tenant.ID, p storage.Page) ([]T, int, error), conv func(*T) O) (listed[O], error) {
+	site, _, err := t.person(ctx, need)
+	if err != nil {
+		return listed[O]{}, err
+	}
+	return pageOf(ctx, t, tool, in, key, func(p storage.Page) ([]T, int, error) { return list(site.ID, p) }, conv)
+}
+
+// asIs is the conversion of a tool that works on the rows themselves.
+func asIs[T any](row *T) T { return *row }
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 

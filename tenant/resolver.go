@@ -26,8 +26,6 @@ type ResolverOptions struct {
 	// MaxUnknown bounds how many unknown hosts are remembered, so junk Host
 	// headers cannot grow memory without bound. Default 10000.
 	MaxUnknown int
-	// Now is the clock; tests replace it.
-	Now func() time.Time
 }
 
 // Resolver maps hosts to sites through an in-process cache in front of a
@@ -39,7 +37,6 @@ type Resolver struct {
 	lookup     Lookup
 	ttl        time.Duration
 	maxUnknown int
-	now        func() time.Time
 
 	mu       sync.RWMutex
 	known    map[string]entry // host → site
@@ -65,7 +62,6 @@ func NewResolver(lookup Lookup, opts *ResolverOptions) *Resolver {
 		lookup:     lookup,
 		ttl:        5 * time.Second,
 		maxUnknown: 10000,
-		now:        time.Now,
 		known:      map[string]entry{},
 		unknown:    map[string]time.Time{},
 		inflight:   map[string]*call{},
@@ -77,9 +73,6 @@ func NewResolver(lookup Lookup, opts *ResolverOptions) *Resolver {
 		if opts.MaxUnknown > 0 {
 			r.maxUnknown = opts.MaxUnknown
 		}
-		if opts.Now != nil {
-			r.now = opts.Now
-		}
 	}
 	return r
 }
@@ -89,7 +82,7 @@ func NewResolver(lookup Lookup, opts *ResolverOptions) *Resolver {
 // fails and no earlier answer is at hand (a stale answer is preferred to an
 // outage: sites change rarely).
 func (r *Resolver) Resolve(ctx context.Context, host string) (*Site, error) {
-	now := r.now()
+	now := time.Now()
 	r.mu.RLock()
 	e, ok := r.known[host]
 	neg, isNeg := r.unknown[host]
@@ -136,7 +129,7 @@ func (r *Resolver) fill(ctx context.Context, host string) (*Site, error) {
 	r.mu.Lock()
 	delete(r.inflight, host)
 	if gen == r.gen { // an invalidation during the lookup makes the answer suspect
-		expires := r.now().Add(r.ttl)
+		expires := time.Now().Add(r.ttl)
 		switch {
 		case err == nil:
 			r.known[host] = entry{site: site, expires: expires}

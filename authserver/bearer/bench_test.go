@@ -3,22 +3,16 @@ package bearer
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/lectern/lectern/storage/sqlstore/sqltest"
 )
 
-// benchEnv is an env on SQLite whose verifier runs on the real clock, with
+// benchEnv is an env on SQLite, outside any bubble (the real clock), with
 // the site's marker already set (the steady state: one cache round trip per
 // check).
 func benchEnv(b *testing.B, c *testCache, tweak func(*Options)) *env {
 	b.Helper()
-	e := newEnv(b, sqltest.SQLite(b), c, func(o *Options) {
-		o.Now = time.Now
-		if tweak != nil {
-			tweak(o)
-		}
-	})
+	e := newEnv(b, sqltest.SQLite(b), c, tweak)
 	raw, _ := e.token(b, e.a)
 	if _, err := e.v.Verify(context.Background(), e.a, raw); err != nil {
 		b.Fatal(err)

@@ -145,7 +145,7 @@ func (v *Verifier) refill(ctx context.Context, site tenant.ID) (*revocationSet, 
 }
 
 func (v *Verifier) doRefill(ctx context.Context, site tenant.ID) (*revocationSet, error) {
-	now := v.now()
+	now := time.Now()
 	// Tokens of a grant revoked earlier than this have all expired (beyond
 	// skew), so its copy is no longer needed.
 	grants, err := v.store.RevokedGrants(ctx, site, now.Add(-AccessTokenLifetime-v.skew))

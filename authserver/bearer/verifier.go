@@ -51,8 +51,6 @@ type Options struct {
 	// Cache holds the revocation copies (Redis, shared by all replicas, or
 	// the in-memory cache of the embedded default).
 	Cache storage.Cache
-	// Now is the clock. Default time.Now.
-	Now func() time.Time
 	// Skew is the clock skew tolerated on exp and iat. Zero (or negative)
 	// means DefaultSkew.
 	Skew time.Duration
@@ -70,7 +68,6 @@ type Verifier struct {
 	keys  KeySource
 	store Store
 	cache storage.Cache
-	now   func() time.Time
 	skew  time.Duration
 	log   *slog.Logger
 
@@ -90,10 +87,7 @@ func New(o Options) *Verifier {
 	if o.Keys == nil || o.Store == nil || o.Cache == nil {
 		panic("bearer: New needs Options.Keys, Options.Store and Options.Cache")
 	}
-	v := &Verifier{keys: o.Keys, store: o.Store, cache: o.Cache, now: o.Now, skew: o.Skew, log: o.Logger}
-	if v.now == nil {
-		v.now = time.Now
-	}
+	v := &Verifier{keys: o.Keys, store: o.Store, cache: o.Cache, skew: o.Skew, log: o.Logger}
 	if v.skew <= 0 {
 		v.skew = DefaultSkew
 	}
@@ -139,7 +133,7 @@ func (v *Verifier) Verify(ctx context.Context, site *tenant.Site, raw string) (*
 	if site == nil {
 		return nil, errNoSite()
 	}
-	now := v.now()
+	now := time.Now()
 	if len(raw) == 0 || len(raw) > maxTokenBytes {
 		return nil, InvalidToken(descMalformed)
 	}
@@ -192,7 +186,7 @@ func (v *Verifier) unavailable(ctx context.Context, site tenant.ID, msg string, 
 
 // logDegraded logs at most one warning per degradedLogEvery.
 func (v *Verifier) logDegraded(ctx context.Context, msg string, args ...any) {
-	now := v.now().UnixNano()
+	now := time.Now().UnixNano()
 	last := v.lastDegradedLog.Load()
 	if now-last < int64(degradedLogEvery) || !v.lastDegradedLog.CompareAndSwap(last, now) {
 		return

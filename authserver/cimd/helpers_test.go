@@ -1,7 +1,6 @@
 package cimd
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -13,7 +12,6 @@ import (
 	"errors"
 	"io"
 	"log"
-	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
@@ -25,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lectern/lectern/internal/logtest"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/storage/cache"
 	"github.com/lectern/lectern/storage/storagetest"
@@ -271,31 +270,13 @@ var backends = []backend{
 // memCache returns a fresh recording memory cache.
 func memCache(t *testing.T) *recordingCache { return backends[0].open(t, nil) }
 
-// syncBuffer is a log destination tests can read while fetches write.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // env is a fetcher wired for tests: the test certificate trusted, a fake
 // DNS, loopback allowed (unless the test says otherwise), logs captured.
 type env struct {
 	f     *Fetcher
 	dns   *fakeDNS
 	cache *recordingCache
-	logs  *syncBuffer
+	logs  *logtest.Buffer
 }
 
 // newEnv builds a fetcher from o, filling in what o leaves empty: a memory
@@ -303,7 +284,8 @@ type env struct {
 // 127.0.0.1, and a logger writing both to the test output and to env.logs.
 func newEnv(t *testing.T, o Options) *env {
 	t.Helper()
-	e := &env{dns: newDNS(), logs: &syncBuffer{}}
+	logger, logs := logtest.New(t)
+	e := &env{dns: newDNS(), logs: logs}
 	e.dns.set(testHost, []string{"127.0.0.1"})
 	e.dns.set(otherHost, []string{"127.0.0.1"})
 	e.dns.set(wrongHost, []string{"127.0.0.1"})
@@ -320,7 +302,7 @@ func newEnv(t *testing.T, o Options) *env {
 		o.LookupIP = e.dns.LookupIP
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), e.logs), &slog.HandlerOptions{Level: slog.LevelDebug}))
+		o.Logger = logger
 	}
 	e.f = New(o)
 	return e

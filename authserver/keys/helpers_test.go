@@ -1,41 +1,34 @@
 package keys_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
-	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/lectern/lectern/authserver/keys"
 	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/storage/sqlstore"
+	"github.com/lectern/lectern/storage/sqlstore/sqltest"
 	"github.com/lectern/lectern/tenant"
 )
 
-// fakeClock is a settable clock. Its start is whole seconds so that both
-// databases store its instants exactly.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// eachStoreInBubble runs f in a synctest bubble on a fresh SQLite database
+// and a fresh PostgreSQL schema, each opened inside the bubble. The manager
+// reads the time package's clock, which stands still until the test sleeps;
+// the bubble's epoch is a whole second, so both databases store its
+// instants exactly.
+func eachStoreInBubble(t *testing.T, f func(t *testing.T, s *sqlstore.Store)) {
+	for _, db := range []struct {
+		name string
+		open func(testing.TB) *sqlstore.Store
+	}{{"sqlite", sqltest.SQLite}, {"postgres", sqltest.Postgres}} {
+		t.Run(db.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { f(t, db.open(t)) })
+		})
+	}
 }
 
 var siteSeq atomic.Int64
@@ -63,28 +56,6 @@ func newManager(t testing.TB, store storage.KeyStore, kek []byte, opts *keys.Opt
 		t.Fatal(err)
 	}
 	return m
-}
-
-// logBuffer collects log output for assertions; safe for concurrent use.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logBuffer) Logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // countingStore counts SiteKeys reads and can fail them or hold them, after

@@ -56,8 +56,6 @@ const (
 
 // Options tunes a Manager. A nil *Options means defaults.
 type Options struct {
-	// Now is the clock. Default time.Now.
-	Now func() time.Time
 	// PrePublish is how long a key added by Rotate (with a negative
 	// activateIn) is published before it signs. Default 1h.
 	PrePublish time.Duration
@@ -85,7 +83,6 @@ type Options struct {
 type Manager struct {
 	store      storage.KeyStore
 	sealer     *Sealer
-	now        func() time.Time
 	prePublish time.Duration
 	retain     time.Duration
 	ttl        time.Duration
@@ -124,14 +121,10 @@ func NewManager(store storage.KeyStore, kek []byte, opts *Options) (*Manager, er
 	m := &Manager{
 		store:      store,
 		sealer:     sealer,
-		now:        opts.Now,
 		prePublish: orDefault(opts.PrePublish, DefaultPrePublish),
 		retain:     orDefault(opts.Retain, DefaultRetain),
 		ttl:        orDefault(opts.CacheTTL, DefaultCacheTTL),
 		log:        opts.Logger,
-	}
-	if m.now == nil {
-		m.now = time.Now
 	}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
@@ -152,7 +145,7 @@ func orDefault(d, def time.Duration) time.Duration {
 // CreateRing gives a new site its first key, active at once. A site that
 // already has an active or next key is ErrRingExists.
 func (m *Manager) CreateRing(ctx context.Context, site tenant.ID) (*storage.SiteKey, error) {
-	now := m.now()
+	now := time.Now()
 	rows, err := m.store.SiteKeys(ctx, site, now)
 	if err != nil {
 		return nil, fmt.Errorf("keys: site %d: %w", site, err)
@@ -181,7 +174,7 @@ func (m *Manager) Rotate(ctx context.Context, site tenant.ID, activateIn time.Du
 	if activateIn < 0 {
 		activateIn = m.prePublish
 	}
-	now := m.now()
+	now := time.Now()
 	k, err := m.newKey(site, storage.KeyNext, now, now.Add(activateIn))
 	if err != nil {
 		return nil, err
@@ -269,7 +262,7 @@ func (m *Manager) PublicKey(ctx context.Context, site tenant.ID, kid string) (*e
 	if k, ok := r.public[kid]; ok {
 		return k.pub, k.err
 	}
-	if m.now().Sub(r.loadedAt) < unknownKIDReload {
+	if time.Since(r.loadedAt) < unknownKIDReload {
 		return nil, ErrUnknownKey
 	}
 	if r, err = m.reload(ctx, site, r); err != nil {
@@ -318,7 +311,7 @@ func (m *Manager) ring(ctx context.Context, site tenant.ID) (*ring, error) {
 	sh.mu.RLock()
 	r := sh.rings[site]
 	sh.mu.RUnlock()
-	if r != nil && m.now().Before(r.expires) {
+	if r != nil && time.Now().Before(r.expires) {
 		return r, nil
 	}
 	return m.reload(ctx, site, r)
@@ -333,7 +326,7 @@ func (m *Manager) reload(ctx context.Context, site tenant.ID, stale *ring) (*rin
 		sh.mu.RLock()
 		cur, gen := sh.rings[site], sh.gen
 		sh.mu.RUnlock()
-		if cur != nil && cur != stale && m.now().Before(cur.expires) {
+		if cur != nil && cur != stale && time.Now().Before(cur.expires) {
 			return cur, nil
 		}
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
@@ -355,7 +348,7 @@ func (m *Manager) reload(ctx context.Context, site tenant.ID, stale *ring) (*rin
 // due, builds the ring and caches it unless the site was invalidated since
 // gen was read.
 func (m *Manager) load(ctx context.Context, site tenant.ID, prev *ring, gen uint64) (*ring, error) {
-	now := m.now()
+	now := time.Now()
 	rows, err := m.store.SiteKeys(ctx, site, now.Add(-m.retain))
 	if err != nil {
 		return nil, fmt.Errorf("keys: load key ring of site %d: %w", site, err)

@@ -17,12 +17,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lectern/lectern/authserver/keys"
+	"github.com/lectern/lectern/internal/logtest"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/storage/sqlstore"
 	"github.com/lectern/lectern/storage/sqlstore/sqltest"
@@ -84,18 +86,17 @@ func TestNewManagerRejectsBadInput(t *testing.T) {
 }
 
 func TestCreateRing(t *testing.T) {
-	sqltest.Each(t, func(t *testing.T, s *sqlstore.Store) {
+	eachStoreInBubble(t, func(t *testing.T, s *sqlstore.Store) {
 		ctx := context.Background()
-		clock := newClock()
 		kek := newKEK(t)
-		m := newManager(t, s, kek, &keys.Options{Now: clock.Now})
+		m := newManager(t, s, kek, nil)
 		site := createSite(t, s)
 
 		k, err := m.CreateRing(ctx, site)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k.State != storage.KeyActive || k.Alg != "ES256" || !k.ActivatesAt.Equal(clock.Now()) || k.SiteID != site {
+		if k.State != storage.KeyActive || k.Alg != "ES256" || !k.ActivatesAt.Equal(time.Now()) || k.SiteID != site {
 			t.Errorf("CreateRing = state %q alg %q activates %v site %d; want active ES256 now at site %d",
 				k.State, k.Alg, k.ActivatesAt, k.SiteID, site)
 		}
@@ -331,13 +332,12 @@ func TestSignConcurrently(t *testing.T) {
 }
 
 func TestRotationLifecycle(t *testing.T) {
-	sqltest.Each(t, func(t *testing.T, s *sqlstore.Store) {
+	eachStoreInBubble(t, func(t *testing.T, s *sqlstore.Store) {
 		ctx := context.Background()
-		clock := newClock()
-		t0 := clock.Now()
+		t0 := time.Now()
 		kek := newKEK(t)
-		logs := &logBuffer{}
-		opts := &keys.Options{Now: clock.Now, Logger: logs.Logger()}
+		logger, logs := logtest.New(t)
+		opts := &keys.Options{Logger: logger}
 		// Two replicas over one database.
 		m1 := newManager(t, s, kek, opts)
 		m2 := newManager(t, s, kek, opts)
@@ -377,7 +377,7 @@ func TestRotationLifecycle(t *testing.T) {
 
 		// At 59m30s the rings reload (TTL) and cache until the activation
 		// at 60m, not until 60m30s.
-		clock.Advance(59*time.Minute + 30*time.Second)
+		time.Sleep(59*time.Minute + 30*time.Second)
 		for i, m := range []*keys.Manager{m1, m2} {
 			if got := signingKID(t, m, site); got != k1.KID {
 				t.Errorf("replica %d at 59m30s signs with %q, want %q", i+1, got, k1.KID)
@@ -388,7 +388,7 @@ func TestRotationLifecycle(t *testing.T) {
 		}
 
 		// At ActivatesAt both replicas notice at the same moment.
-		clock.Advance(30 * time.Second)
+		time.Sleep(30 * time.Second)
 		var wg sync.WaitGroup
 		got := make([]string, 2)
 		errs := make([]error, 2)
@@ -424,11 +424,11 @@ func TestRotationLifecycle(t *testing.T) {
 		}
 
 		// Retired keys stay published for Retain (70m) after retirement.
-		clock.Advance(70*time.Minute - time.Second)
+		time.Sleep(70*time.Minute - time.Second)
 		if diff := cmp.Diff([]string{k2.KID, k1.KID}, jwksKIDs(t, m1, site)); diff != "" {
 			t.Errorf("JWKS 1s before Retain ends (-want +got):\n%s", diff)
 		}
-		clock.Advance(time.Second)
+		time.Sleep(time.Second)
 		for i, m := range []*keys.Manager{m1, m2} {
 			if diff := cmp.Diff([]string{k2.KID}, jwksKIDs(t, m, site)); diff != "" {
 				t.Errorf("replica %d JWKS after Retain (-want +got):\n%s", i+1, diff)
@@ -447,12 +447,11 @@ func TestRotationLifecycle(t *testing.T) {
 }
 
 func TestRotateImmediately(t *testing.T) {
-	sqltest.Each(t, func(t *testing.T, s *sqlstore.Store) {
+	eachStoreInBubble(t, func(t *testing.T, s *sqlstore.Store) {
 		ctx := context.Background()
-		clock := newClock()
 		kek := newKEK(t)
-		m1 := newManager(t, s, kek, &keys.Options{Now: clock.Now})
-		m2 := newManager(t, s, kek, &keys.Options{Now: clock.Now})
+		m1 := newManager(t, s, kek, nil)
+		m2 := newManager(t, s, kek, nil)
 		site := createSite(t, s)
 		k1, err := m1.CreateRing(ctx, site)
 		if err != nil {
@@ -470,7 +469,7 @@ func TestRotateImmediately(t *testing.T) {
 		if got := signingKID(t, m1, site); got != k2.KID {
 			t.Errorf("signing with %q, want the new key %q", got, k2.KID)
 		}
-		if row := storedKey(t, s, site, k1.KID); row.State != storage.KeyRetired || row.RetiredAt == nil || !row.RetiredAt.Equal(clock.Now()) {
+		if row := storedKey(t, s, site, k1.KID); row.State != storage.KeyRetired || row.RetiredAt == nil || !row.RetiredAt.Equal(time.Now()) {
 			t.Errorf("old key stored as %q retired %v, want retired now", row.State, row.RetiredAt)
 		}
 		if diff := cmp.Diff([]string{k2.KID, k1.KID}, jwksKIDs(t, m1, site)); diff != "" {
@@ -483,7 +482,7 @@ func TestRotateImmediately(t *testing.T) {
 		if _, err := m2.PublicKey(ctx, site, k2.KID); !errors.Is(err, keys.ErrUnknownKey) {
 			t.Errorf("fresh ring reloaded for an unknown kid: err = %v", err)
 		}
-		clock.Advance(5 * time.Second)
+		time.Sleep(5 * time.Second)
 		if _, err := m2.PublicKey(ctx, site, k2.KID); err != nil {
 			t.Errorf("replica 2 does not find the new kid after reload: %v", err)
 		}
@@ -494,10 +493,9 @@ func TestRotateImmediately(t *testing.T) {
 }
 
 func TestRingWithoutActiveKey(t *testing.T) {
-	sqltest.Each(t, func(t *testing.T, s *sqlstore.Store) {
+	eachStoreInBubble(t, func(t *testing.T, s *sqlstore.Store) {
 		ctx := context.Background()
-		clock := newClock()
-		m := newManager(t, s, newKEK(t), &keys.Options{Now: clock.Now})
+		m := newManager(t, s, newKEK(t), nil)
 		site := createSite(t, s)
 		if _, err := m.SigningKey(ctx, site); !errors.Is(err, keys.ErrNoSigningKey) {
 			t.Errorf("SigningKey without a ring: err = %v, want ErrNoSigningKey", err)
@@ -520,7 +518,7 @@ func TestRingWithoutActiveKey(t *testing.T) {
 		if diff := cmp.Diff([]string{next.KID}, jwksKIDs(t, m, site)); diff != "" {
 			t.Errorf("JWKS (-want +got):\n%s", diff)
 		}
-		clock.Advance(10 * time.Minute)
+		time.Sleep(10 * time.Minute)
 		if got := signingKID(t, m, site); got != next.KID {
 			t.Errorf("signing with %q, want the activated key %q", got, next.KID)
 		}
@@ -715,53 +713,54 @@ func TestCorruptRowAffectsOnlyItsSite(t *testing.T) {
 }
 
 func TestConcurrentFirstLoadsReadOnce(t *testing.T) {
-	s := sqltest.SQLite(t)
-	ctx := context.Background()
-	clock := newClock()
-	kek := newKEK(t)
-	site := createSite(t, s)
-	k, err := newManager(t, s, kek, nil).CreateRing(ctx, site)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := &countingStore{KeyStore: s, gate: make(chan struct{})}
-	m := newManager(t, cs, kek, &keys.Options{Now: clock.Now})
-
-	var wg sync.WaitGroup
-	kids := make([]string, 32)
-	for i := range kids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if sk, err := m.SigningKey(ctx, site); err == nil {
-				kids[i] = sk.KID
-			}
-		}()
-	}
-	time.Sleep(50 * time.Millisecond) // let them all queue on the first load
-	close(cs.gate)
-	wg.Wait()
-	for i, kid := range kids {
-		if kid != k.KID {
-			t.Fatalf("caller %d got %q, want %q", i, kid, k.KID)
+	synctest.Test(t, func(t *testing.T) {
+		s := sqltest.SQLite(t)
+		ctx := context.Background()
+		kek := newKEK(t)
+		site := createSite(t, s)
+		k, err := newManager(t, s, kek, nil).CreateRing(ctx, site)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if n := cs.reads.Load(); n != 1 {
-		t.Fatalf("%d concurrent first loads made %d store reads, want 1", len(kids), n)
-	}
+		cs := &countingStore{KeyStore: s, gate: make(chan struct{})}
+		m := newManager(t, cs, kek, nil)
 
-	// Served from memory within CacheTTL, re-read after it.
-	clock.Advance(59 * time.Second)
-	signingKID(t, m, site)
-	jwksKIDs(t, m, site)
-	if n := cs.reads.Load(); n != 1 {
-		t.Errorf("reads within CacheTTL = %d, want 1", n)
-	}
-	clock.Advance(time.Second)
-	signingKID(t, m, site)
-	if n := cs.reads.Load(); n != 2 {
-		t.Errorf("reads after CacheTTL = %d, want 2", n)
-	}
+		var wg sync.WaitGroup
+		kids := make([]string, 32)
+		for i := range kids {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if sk, err := m.SigningKey(ctx, site); err == nil {
+					kids[i] = sk.KID
+				}
+			}()
+		}
+		synctest.Wait() // every caller queued on the first load, which waits at the gate
+		close(cs.gate)
+		wg.Wait()
+		for i, kid := range kids {
+			if kid != k.KID {
+				t.Fatalf("caller %d got %q, want %q", i, kid, k.KID)
+			}
+		}
+		if n := cs.reads.Load(); n != 1 {
+			t.Fatalf("%d concurrent first loads made %d store reads, want 1", len(kids), n)
+		}
+
+		// Served from memory within CacheTTL, re-read after it.
+		time.Sleep(59 * time.Second)
+		signingKID(t, m, site)
+		jwksKIDs(t, m, site)
+		if n := cs.reads.Load(); n != 1 {
+			t.Errorf("reads within CacheTTL = %d, want 1", n)
+		}
+		time.Sleep(time.Second)
+		signingKID(t, m, site)
+		if n := cs.reads.Load(); n != 2 {
+			t.Errorf("reads after CacheTTL = %d, want 2", n)
+		}
+	})
 }
 
 func TestStoreErrorIsNotCached(t *testing.T) {
@@ -789,43 +788,43 @@ func TestStoreErrorIsNotCached(t *testing.T) {
 // An invalidation that arrives while a load is reading must win: the load
 // that read the old rows must not cache them.
 func TestInvalidateDuringLoad(t *testing.T) {
-	s := sqltest.SQLite(t)
-	ctx := context.Background()
-	kek := newKEK(t)
-	site := createSite(t, s)
-	other := newManager(t, s, kek, nil)
-	k1, err := other.CreateRing(ctx, site)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := &countingStore{KeyStore: s, gate: make(chan struct{})}
-	m := newManager(t, cs, kek, nil)
-
-	first := make(chan string)
-	go func() {
-		kid := ""
-		if sk, err := m.SigningKey(ctx, site); err == nil {
-			kid = sk.KID
+	synctest.Test(t, func(t *testing.T) {
+		s := sqltest.SQLite(t)
+		ctx := context.Background()
+		kek := newKEK(t)
+		site := createSite(t, s)
+		other := newManager(t, s, kek, nil)
+		k1, err := other.CreateRing(ctx, site)
+		if err != nil {
+			t.Fatal(err)
 		}
-		first <- kid
-	}()
-	for cs.reads.Load() == 0 { // the load has read [k1] and waits at the gate
-		time.Sleep(time.Millisecond)
-	}
-	k2, err := other.Rotate(ctx, site, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Invalidate(site)
-	cs.gate <- struct{}{} // release the stale load
-	if got := <-first; got != k1.KID {
-		t.Fatalf("in-flight load returned %q, want %q", got, k1.KID)
-	}
+		cs := &countingStore{KeyStore: s, gate: make(chan struct{})}
+		m := newManager(t, cs, kek, nil)
 
-	go func() { cs.gate <- struct{}{} }() // let one more load through
-	if got := signingKID(t, m, site); got != k2.KID {
-		t.Fatalf("after Invalidate signing with %q, want %q: a stale load was cached", got, k2.KID)
-	}
+		first := make(chan string)
+		go func() {
+			kid := ""
+			if sk, err := m.SigningKey(ctx, site); err == nil {
+				kid = sk.KID
+			}
+			first <- kid
+		}()
+		synctest.Wait() // the load has read [k1] and waits at the gate
+		k2, err := other.Rotate(ctx, site, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Invalidate(site)
+		cs.gate <- struct{}{} // release the stale load
+		if got := <-first; got != k1.KID {
+			t.Fatalf("in-flight load returned %q, want %q", got, k1.KID)
+		}
+
+		go func() { cs.gate <- struct{}{} }() // let one more load through
+		if got := signingKID(t, m, site); got != k2.KID {
+			t.Fatalf("after Invalidate signing with %q, want %q: a stale load was cached", got, k2.KID)
+		}
+	})
 }
 
 func TestWarmLookupsDoNotAllocate(t *testing.T) {
@@ -856,28 +855,27 @@ func TestWarmLookupsDoNotAllocate(t *testing.T) {
 // key that activated last signs; the others are retired as of then and
 // stay published.
 func TestRotationsNoticedLate(t *testing.T) {
-	sqltest.Each(t, func(t *testing.T, s *sqlstore.Store) {
+	eachStoreInBubble(t, func(t *testing.T, s *sqlstore.Store) {
 		ctx := context.Background()
-		clock := newClock()
-		t0 := clock.Now()
-		m := newManager(t, s, newKEK(t), &keys.Options{Now: clock.Now})
+		t0 := time.Now()
+		m := newManager(t, s, newKEK(t), nil)
 		site := createSite(t, s)
 		k1, err := m.CreateRing(ctx, site)
 		if err != nil {
 			t.Fatal(err)
 		}
-		clock.Advance(time.Second)
+		time.Sleep(time.Second)
 		late, err := m.Rotate(ctx, site, 30*time.Minute-time.Second) // activates at t0+30m
 		if err != nil {
 			t.Fatal(err)
 		}
-		clock.Advance(time.Second)
+		time.Sleep(time.Second)
 		early, err := m.Rotate(ctx, site, 10*time.Minute-2*time.Second) // created later, activates at t0+10m
 		if err != nil {
 			t.Fatal(err)
 		}
 
-		clock.Advance(40 * time.Minute)
+		time.Sleep(40 * time.Minute)
 		if got := signingKID(t, m, site); got != late.KID {
 			t.Fatalf("signing with %q, want the key that activated last %q", got, late.KID)
 		}

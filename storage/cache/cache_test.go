@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -33,167 +34,146 @@ func TestRedis(t *testing.T) {
 	})
 }
 
-// fakeClock is a settable MemoryOptions.Now.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func newFakeMemory(t *testing.T, clock *fakeClock, sweep time.Duration) *Memory {
+// newBubbleMemory is called inside a synctest bubble: the cache reads the
+// time package's clock, which the test moves with time.Sleep, and its
+// janitor ticks on that clock too.
+func newBubbleMemory(t *testing.T, sweep time.Duration) *Memory {
 	t.Helper()
-	m := NewMemory(&MemoryOptions{Now: clock.Now, SweepInterval: sweep})
+	m := NewMemory(&MemoryOptions{SweepInterval: sweep})
 	t.Cleanup(func() { _ = m.Close() })
 	return m
 }
 
-func TestMemoryExpiryFakeClock(t *testing.T) {
-	ctx := t.Context()
-	clock := newFakeClock()
-	m := newFakeMemory(t, clock, -1)
-	const ttl = 10 * time.Second
+func TestMemoryExpiry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		m := newBubbleMemory(t, -1)
+		const ttl = 10 * time.Second
 
-	if err := m.Set(ctx, "set", []byte("v"), ttl); err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := m.SetNX(ctx, "setnx", []byte("v"), ttl); err != nil || !ok {
-		t.Fatalf("SetNX = %v, %v", ok, err)
-	}
-	if n, err := m.Incr(ctx, "incr", ttl); err != nil || n != 1 {
-		t.Fatalf("Incr = %d, %v", n, err)
-	}
-
-	clock.Advance(6 * time.Second)
-	if n, err := m.Incr(ctx, "incr", ttl); err != nil || n != 2 {
-		t.Fatalf("Incr inside the window = %d, %v; want 2", n, err)
-	}
-
-	clock.Advance(ttl - 6*time.Second - time.Nanosecond)
-	for _, k := range []string{"set", "setnx", "incr"} {
-		if _, err := m.Get(ctx, k); err != nil {
-			t.Fatalf("Get %s 1ns before its ttl: %v", k, err)
+		if err := m.Set(ctx, "set", []byte("v"), ttl); err != nil {
+			t.Fatal(err)
 		}
-	}
-
-	// Exactly ttl after the writes everything is gone, the counter too,
-	// although its second increment was only 4s ago: a fixed window.
-	clock.Advance(time.Nanosecond)
-	for _, k := range []string{"set", "setnx", "incr"} {
-		if _, err := m.Get(ctx, k); !errors.Is(err, storage.ErrCacheMiss) {
-			t.Errorf("Get %s at its ttl: err = %v, want ErrCacheMiss", k, err)
+		if ok, err := m.SetNX(ctx, "setnx", []byte("v"), ttl); err != nil || !ok {
+			t.Fatalf("SetNX = %v, %v", ok, err)
 		}
-	}
-	if v, err := m.GetMulti(ctx, "set", "setnx"); err != nil || len(v) != 2 || v[0] != nil || v[1] != nil {
-		t.Errorf("GetMulti of expired keys = %q, %v; want misses", v, err)
-	}
-	if _, err := m.GetDel(ctx, "set"); !errors.Is(err, storage.ErrCacheMiss) {
-		t.Errorf("GetDel of an expired key: err = %v, want ErrCacheMiss", err)
-	}
-	if ok, err := m.SetNX(ctx, "setnx", []byte("again"), ttl); err != nil || !ok {
-		t.Errorf("SetNX of an expired key = %v, %v; want true", ok, err)
-	}
-	if n, err := m.Incr(ctx, "incr", ttl); err != nil || n != 1 {
-		t.Errorf("Incr after the window = %d, %v; want 1", n, err)
-	}
+		if n, err := m.Incr(ctx, "incr", ttl); err != nil || n != 1 {
+			t.Fatalf("Incr = %d, %v", n, err)
+		}
+
+		time.Sleep(6 * time.Second)
+		if n, err := m.Incr(ctx, "incr", ttl); err != nil || n != 2 {
+			t.Fatalf("Incr inside the window = %d, %v; want 2", n, err)
+		}
+
+		time.Sleep(ttl - 6*time.Second - time.Nanosecond)
+		for _, k := range []string{"set", "setnx", "incr"} {
+			if _, err := m.Get(ctx, k); err != nil {
+				t.Fatalf("Get %s 1ns before its ttl: %v", k, err)
+			}
+		}
+
+		// Exactly ttl after the writes everything is gone, the counter too,
+		// although its second increment was only 4s ago: a fixed window.
+		time.Sleep(time.Nanosecond)
+		for _, k := range []string{"set", "setnx", "incr"} {
+			if _, err := m.Get(ctx, k); !errors.Is(err, storage.ErrCacheMiss) {
+				t.Errorf("Get %s at its ttl: err = %v, want ErrCacheMiss", k, err)
+			}
+		}
+		if v, err := m.GetMulti(ctx, "set", "setnx"); err != nil || len(v) != 2 || v[0] != nil || v[1] != nil {
+			t.Errorf("GetMulti of expired keys = %q, %v; want misses", v, err)
+		}
+		if _, err := m.GetDel(ctx, "set"); !errors.Is(err, storage.ErrCacheMiss) {
+			t.Errorf("GetDel of an expired key: err = %v, want ErrCacheMiss", err)
+		}
+		if ok, err := m.SetNX(ctx, "setnx", []byte("again"), ttl); err != nil || !ok {
+			t.Errorf("SetNX of an expired key = %v, %v; want true", ok, err)
+		}
+		if n, err := m.Incr(ctx, "incr", ttl); err != nil || n != 1 {
+			t.Errorf("Incr after the window = %d, %v; want 1", n, err)
+		}
+	})
 }
 
-func TestMemoryAllowFakeClock(t *testing.T) {
-	ctx := t.Context()
-	clock := newFakeClock()
-	m := newFakeMemory(t, clock, -1)
-	limit := storage.Limit{Rate: 10, Period: time.Second, Burst: 2} // one every 100ms
+func TestMemoryAllow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		m := newBubbleMemory(t, -1)
+		limit := storage.Limit{Rate: 10, Period: time.Second, Burst: 2} // one every 100ms
 
-	allow := func(wantOK bool, wantRetry time.Duration) {
-		t.Helper()
-		ok, retry, err := m.Allow(ctx, "k", limit)
-		if err != nil || ok != wantOK || retry != wantRetry {
-			t.Fatalf("Allow = %v, %s, %v; want %v, %s", ok, retry, err, wantOK, wantRetry)
+		allow := func(wantOK bool, wantRetry time.Duration) {
+			t.Helper()
+			ok, retry, err := m.Allow(ctx, "k", limit)
+			if err != nil || ok != wantOK || retry != wantRetry {
+				t.Fatalf("Allow = %v, %s, %v; want %v, %s", ok, retry, err, wantOK, wantRetry)
+			}
 		}
-	}
-	allow(true, 0)
-	allow(true, 0)
-	allow(false, 100*time.Millisecond)
-	clock.Advance(40 * time.Millisecond)
-	allow(false, 60*time.Millisecond)
-	clock.Advance(60 * time.Millisecond)
-	allow(true, 0)
-	allow(false, 100*time.Millisecond)
-	// Idle for long enough, the whole burst is back, and no more.
-	clock.Advance(time.Hour)
-	allow(true, 0)
-	allow(true, 0)
-	allow(false, 100*time.Millisecond)
+		allow(true, 0)
+		allow(true, 0)
+		allow(false, 100*time.Millisecond)
+		time.Sleep(40 * time.Millisecond)
+		allow(false, 60*time.Millisecond)
+		time.Sleep(60 * time.Millisecond)
+		allow(true, 0)
+		allow(false, 100*time.Millisecond)
+		// Idle for long enough, the whole burst is back, and no more.
+		time.Sleep(time.Hour)
+		allow(true, 0)
+		allow(true, 0)
+		allow(false, 100*time.Millisecond)
+	})
 }
 
 func TestMemorySweep(t *testing.T) {
-	ctx := t.Context()
-	clock := newFakeClock()
-	m := newFakeMemory(t, clock, -1)
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		m := newBubbleMemory(t, -1)
 
-	for _, k := range []string{"a", "b", "c"} {
-		if err := m.Set(ctx, k, []byte(k), time.Second); err != nil {
+		for _, k := range []string{"a", "b", "c"} {
+			if err := m.Set(ctx, k, []byte(k), time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := m.Set(ctx, "long", []byte("l"), time.Hour); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := m.Set(ctx, "long", []byte("l"), time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := m.Allow(ctx, "rate", storage.Limit{Rate: 1, Period: time.Second, Burst: 1}); err != nil {
-		t.Fatal(err)
-	}
-	clock.Advance(2 * time.Second)
-	m.sweep()
+		if _, _, err := m.Allow(ctx, "rate", storage.Limit{Rate: 1, Period: time.Second, Burst: 1}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+		m.sweep()
 
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.entries) != 1 {
-		t.Errorf("after a sweep %d entries remain, want 1 (the live one)", len(m.entries))
-	}
-	if _, ok := m.entries["long"]; !ok {
-		t.Error("sweep dropped a live entry")
-	}
-	if len(m.tats) != 0 {
-		t.Errorf("after a sweep %d drained rate-limit states remain, want 0", len(m.tats))
-	}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if len(m.entries) != 1 {
+			t.Errorf("after a sweep %d entries remain, want 1 (the live one)", len(m.entries))
+		}
+		if _, ok := m.entries["long"]; !ok {
+			t.Error("sweep dropped a live entry")
+		}
+		if len(m.tats) != 0 {
+			t.Errorf("after a sweep %d drained rate-limit states remain, want 0", len(m.tats))
+		}
+	})
 }
 
 // TestMemoryJanitor checks that expired entries nobody reads again are
 // dropped in the background, which is what bounds the memory.
 func TestMemoryJanitor(t *testing.T) {
-	clock := newFakeClock()
-	m := newFakeMemory(t, clock, 5*time.Millisecond)
-	if err := m.Set(t.Context(), "k", []byte("v"), time.Second); err != nil {
-		t.Fatal(err)
-	}
-	clock.Advance(time.Second)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	synctest.Test(t, func(t *testing.T) {
+		m := newBubbleMemory(t, 5*time.Millisecond)
+		if err := m.Set(t.Context(), "k", []byte("v"), time.Second); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second + 5*time.Millisecond)
+		synctest.Wait()
 		m.mu.Lock()
 		n := len(m.entries)
 		m.mu.Unlock()
-		if n == 0 {
-			return
+		if n != 0 {
+			t.Fatal("the janitor did not drop an expired entry within one sweep interval")
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the janitor did not drop an expired entry")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	})
 }
 
 // TestMemorySlowSubscriber: a subscriber that does not read must cost the
