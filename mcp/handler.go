@@ -166,6 +166,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			tenant.WriteError(w, http.StatusRequestEntityTooLarge, "request_too_large", "the request body exceeds 1 MiB")
 			return
 		}
+		if why := batchRefusal(r, body); why != "" {
+			writeRPCError(w, http.StatusBadRequest, rpcInvalidRequest, "Invalid Request: "+why)
+			return
+		}
 		if i, refused := gate(body, c); refused {
 			challenge(w, site, c, &registry[i])
 			return

@@ -21,8 +21,10 @@ import (
 //   - every other status (405, 413, 415, ...) becomes the RFC 6749-style
 //     error of every other endpoint; a 5xx names no internals.
 //
-// Successful answers, and errors the SDK writes as JSON-RPC itself, pass
-// through untouched.
+// JSON-RPC answers, the SDK's errors in that form included, are held and
+// go out with their error texts bounded (boundAnswer): the SDK quotes the
+// input it refused, in refusals and in the errors of a 200 answer alike.
+// Anything else (event streams, 202 Accepted) passes through untouched.
 
 // JSON-RPC 2.0 error codes.
 const (
@@ -30,41 +32,79 @@ const (
 	rpcInvalidRequest = -32600
 )
 
-// maxSDKError bounds the SDK's error text kept for the rewrite.
-const maxSDKError = 1024
+// Bounds of what is held back for a rewrite. A plain-text refusal is cut
+// to maxEcho anyway. A JSON-RPC answer is at most MaxBatch tool results of
+// bounded pages; one that is larger still goes out, unexamined.
+const (
+	maxSDKText   = 4 << 10
+	maxHeldReply = 8 << 20
+)
+
+// held is what sdkErrorWriter holds back.
+type held int
+
+const (
+	heldNothing held = iota
+	heldText         // the SDK's plain-text refusal
+	heldReply        // a JSON-RPC answer
+)
 
 type sdkErrorWriter struct {
 	http.ResponseWriter
 	// validJSON says whether the request body parsed as JSON.
 	validJSON bool
-	status    int // the SDK's plain-text error status; 0 while passing through
-	text      bytes.Buffer
+	held      held
+	status    int // the status of what is held
+	body      bytes.Buffer
 	passed    bool // something went through: nothing left to rewrite
 }
 
 func (s *sdkErrorWriter) WriteHeader(code int) {
-	if !s.passed && s.status == 0 && code >= 400 && strings.HasPrefix(s.Header().Get("Content-Type"), "text/plain") {
-		s.status = code
-		return
+	if !s.passed && s.held == heldNothing {
+		switch ct := s.Header().Get("Content-Type"); {
+		case code >= 400 && strings.HasPrefix(ct, "text/plain"):
+			s.held, s.status = heldText, code
+			return
+		case strings.HasPrefix(ct, "application/json"):
+			s.held, s.status = heldReply, code
+			return
+		}
 	}
 	s.passed = true
 	s.ResponseWriter.WriteHeader(code)
 }
 
 func (s *sdkErrorWriter) Write(p []byte) (int, error) {
-	if s.status != 0 {
-		if room := maxSDKError - s.text.Len(); room > 0 {
-			s.text.Write(p[:min(len(p), room)])
+	if !s.passed && s.held == heldNothing {
+		s.WriteHeader(http.StatusOK)
+	}
+	switch s.held {
+	case heldText:
+		if room := maxSDKText - s.body.Len(); room > 0 {
+			s.body.Write(p[:min(len(p), room)])
 		}
 		return len(p), nil
+	case heldReply:
+		if s.body.Len()+len(p) <= maxHeldReply {
+			return s.body.Write(p)
+		}
+		s.release()
 	}
 	s.passed = true
 	return s.ResponseWriter.Write(p)
 }
 
-// Flush passes through while nothing is being rewritten.
+// release sends what is held as it is and passes the rest through.
+func (s *sdkErrorWriter) release() {
+	s.held, s.passed = heldNothing, true
+	s.ResponseWriter.WriteHeader(s.status)
+	_, _ = s.ResponseWriter.Write(s.body.Bytes())
+	s.body.Reset()
+}
+
+// Flush passes through while nothing is held.
 func (s *sdkErrorWriter) Flush() {
-	if s.status != 0 {
+	if s.held != heldNothing {
 		return
 	}
 	if f, ok := s.ResponseWriter.(http.Flusher); ok {
@@ -76,13 +116,21 @@ func (s *sdkErrorWriter) Flush() {
 // Unwrap lets http.ResponseController reach the connection.
 func (s *sdkErrorWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// finish writes the rewritten error, if the SDK refused the request.
+// finish writes what is held: the JSON-RPC answer with its error texts
+// bounded, or the rewrite of the SDK's plain-text refusal.
 func (s *sdkErrorWriter) finish() {
-	if s.status == 0 {
+	w := s.ResponseWriter
+	switch s.held {
+	case heldNothing:
+		return
+	case heldReply:
+		out, _ := boundAnswer(s.body.Bytes())
+		w.Header().Del("Content-Length")
+		w.WriteHeader(s.status)
+		_, _ = w.Write(out)
 		return
 	}
-	w := s.ResponseWriter
-	msg := strings.TrimSpace(s.text.String())
+	msg := bounded(strings.TrimSpace(s.body.String()))
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	switch {
 	case s.status == http.StatusBadRequest:
