@@ -91,7 +91,7 @@ func boundMessage(m map[string]json.RawMessage) bool {
 		return false
 	}
 	var res struct {
-		IsError bool `json:"isError"`
+		IsError bool                         `json:"isError"`
 		Content []map[string]json.RawMessage `json:"content"`
 	}
 	if json.Unmarshal(raw, &res) != nil || !res.IsError {
