@@ -750,9 +750,12 @@ type OAuthApplication struct {
 	LastUsedAt      *time.Time      `json:"lastUsedAt"`
 	Name            string          `json:"name"`
 	RedirectUris    []string        `json:"redirectUris"`
-	Scopes          []string        `json:"scopes"`
-	Type            ClientType      `json:"type"`
-	UpdatedAt       time.Time       `json:"updatedAt"`
+
+	// ResourceServer One of the site's resource servers: it may introspect (RFC 7662) the access tokens of every client of the site. Other applications introspect only their own tokens. Confidential applications only (422 otherwise).
+	ResourceServer ResourceServerFlag `json:"resourceServer"`
+	Scopes         []string           `json:"scopes"`
+	Type           ClientType         `json:"type"`
+	UpdatedAt      time.Time          `json:"updatedAt"`
 }
 
 // OAuthApplicationCreate defines model for OAuthApplicationCreate.
@@ -762,8 +765,11 @@ type OAuthApplicationCreate struct {
 	Name         string `json:"name"`
 
 	// RedirectUris https URIs, or loopback http URIs (any port).
-	RedirectUris []string       `json:"redirectUris"`
-	Scopes       *[]MemberScope `json:"scopes,omitempty"`
+	RedirectUris []string `json:"redirectUris"`
+
+	// ResourceServer One of the site's resource servers: it may introspect (RFC 7662) the access tokens of every client of the site. Other applications introspect only their own tokens. Confidential applications only (422 otherwise).
+	ResourceServer *ResourceServerFlag `json:"resourceServer,omitempty"`
+	Scopes         *[]MemberScope      `json:"scopes,omitempty"`
 }
 
 // OAuthApplicationList defines model for OAuthApplicationList.
@@ -781,9 +787,12 @@ type OAuthApplicationSecret struct {
 
 // OAuthApplicationUpdate defines model for OAuthApplicationUpdate.
 type OAuthApplicationUpdate struct {
-	Name         *string        `json:"name,omitempty"`
-	RedirectUris *[]string      `json:"redirectUris,omitempty"`
-	Scopes       *[]MemberScope `json:"scopes,omitempty"`
+	Name         *string   `json:"name,omitempty"`
+	RedirectUris *[]string `json:"redirectUris,omitempty"`
+
+	// ResourceServer One of the site's resource servers: it may introspect (RFC 7662) the access tokens of every client of the site. Other applications introspect only their own tokens. Confidential applications only (422 otherwise).
+	ResourceServer *ResourceServerFlag `json:"resourceServer,omitempty"`
+	Scopes         *[]MemberScope      `json:"scopes,omitempty"`
 }
 
 // OAuthApplicationWithSecret defines model for OAuthApplicationWithSecret.
@@ -798,9 +807,12 @@ type OAuthApplicationWithSecret struct {
 	LastUsedAt   *time.Time `json:"lastUsedAt"`
 	Name         string     `json:"name"`
 	RedirectUris []string   `json:"redirectUris"`
-	Scopes       []string   `json:"scopes"`
-	Type         ClientType `json:"type"`
-	UpdatedAt    time.Time  `json:"updatedAt"`
+
+	// ResourceServer One of the site's resource servers: it may introspect (RFC 7662) the access tokens of every client of the site. Other applications introspect only their own tokens. Confidential applications only (422 otherwise).
+	ResourceServer ResourceServerFlag `json:"resourceServer"`
+	Scopes         []string           `json:"scopes"`
+	Type           ClientType         `json:"type"`
+	UpdatedAt      time.Time          `json:"updatedAt"`
 }
 
 // OAuthError An RFC 6750 §3.1 error of a protected resource.
@@ -945,6 +957,9 @@ type PublicationStatus string
 
 // RegistrationVariant A, vendor-platform registration; B, open loopback registration. Set by the hosting provider.
 type RegistrationVariant string
+
+// ResourceServerFlag One of the site's resource servers: it may introspect (RFC 7662) the access tokens of every client of the site. Other applications introspect only their own tokens. Confidential applications only (422 otherwise).
+type ResourceServerFlag = bool
 
 // Role defines model for Role.
 type Role string

@@ -20,7 +20,7 @@ import (
 func toApplication(c *storage.Client) OAuthApplication {
 	return OAuthApplication{ClientId: c.ClientID, Name: c.Name, Type: ClientType(c.Type), ApplicationType: ApplicationType(c.ApplicationType),
 		RedirectUris: c.RedirectURIs, Scopes: c.Scopes, CreatedBy: c.CreatedBy, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
-		LastUsedAt: c.LastUsedAt}
+		LastUsedAt: c.LastUsedAt, ResourceServer: c.ResourceServer}
 }
 
 func (h *Handler) requireMCPBeta(ctx context.Context) error {
@@ -94,14 +94,16 @@ func (h *Handler) CreateOAuthApplication(ctx context.Context, req CreateOAuthApp
 		Name: b.Name, RedirectURIs: b.RedirectUris, Scopes: memberScopes(b.Scopes),
 		Audience: storage.AudienceMember, Confidential: orDefault(b.Confidential, false),
 		Source: storage.SourceAdmin, Reviewed: true, CreatedBy: callerOf(ctx).token.Subject,
+		ResourceServer: orDefault(b.ResourceServer, false),
 	})
 	if err != nil {
 		return nil, err
 	}
-	h.audit(ctx, "client.created", c.ClientID, map[string]any{"audience": c.Audience, "type": c.Type})
+	h.audit(ctx, "client.created", c.ClientID, map[string]any{"audience": c.Audience, "type": c.Type, "resource_server": c.ResourceServer})
 	a := toApplication(c)
 	out := OAuthApplicationWithSecret{ClientId: a.ClientId, Name: a.Name, Type: a.Type, ApplicationType: a.ApplicationType,
-		RedirectUris: a.RedirectUris, Scopes: a.Scopes, CreatedBy: a.CreatedBy, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
+		RedirectUris: a.RedirectUris, Scopes: a.Scopes, CreatedBy: a.CreatedBy, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
+		ResourceServer: a.ResourceServer}
 	if secret != "" {
 		out.ClientSecret = &secret
 	}
@@ -125,7 +127,7 @@ func (h *Handler) UpdateOAuthApplication(ctx context.Context, req UpdateOAuthApp
 		return nil, err
 	}
 	b := req.Body
-	ch := platform.ApplicationChange{Name: b.Name, Scopes: memberScopes(b.Scopes)}
+	ch := platform.ApplicationChange{Name: b.Name, Scopes: memberScopes(b.Scopes), ResourceServer: b.ResourceServer}
 	if b.RedirectUris != nil {
 		ch.RedirectURIs = *b.RedirectUris
 		if len(ch.RedirectURIs) == 0 {
@@ -136,7 +138,11 @@ func (h *Handler) UpdateOAuthApplication(ctx context.Context, req UpdateOAuthApp
 	if err != nil {
 		return nil, err
 	}
-	h.audit(ctx, "client.updated", c.ClientID, nil)
+	var changed map[string]any
+	if b.ResourceServer != nil {
+		changed = map[string]any{"resource_server": c.ResourceServer}
+	}
+	h.audit(ctx, "client.updated", c.ClientID, changed)
 	return UpdateOAuthApplication200JSONResponse(toApplication(c)), nil
 }
 

@@ -101,6 +101,7 @@ var clientFields = map[string]string{
 	"scope":                      "scopes",
 	"application_type":           "redirectUris",
 	"token_endpoint_auth_method": "type",
+	"resource_server":            "resourceServer",
 }
 
 // asProblem turns any error a handler returns into the answer it gets.

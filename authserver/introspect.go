@@ -28,6 +28,14 @@ type introspection struct {
 // Introspect implements RFC 7662 for confidential clients of the site (the
 // platform's own resource servers verify tokens in process). Anything not
 // active — unknown, expired, revoked, another site's — is {"active":false}.
+//
+// Who may learn what (RFC 7662 §4: the server decides which tokens a caller
+// may introspect): a client, about the tokens issued to itself; a client an
+// operator marked as one of the site's resource servers, about every access
+// token for the site (tokens are meant for resource servers; refresh tokens
+// never are). Anything else is {"active":false}, indistinguishable from an
+// unknown token, so that a client learns nothing about another's tokens,
+// not even whether they are live.
 func (o *opServer) Introspect(ctx context.Context, r *op.Request[op.IntrospectionRequest]) (*op.Response, error) {
 	s, site := o.s, siteOf(ctx)
 	cc := r.Data.ClientCredentials
@@ -50,7 +58,7 @@ func (o *opServer) Introspect(ctx context.Context, r *op.Request[op.Introspectio
 	}
 	if strings.Count(tok, ".") == 2 {
 		t, err := s.verifier.Verify(ctx, site, tok)
-		if err != nil {
+		if err != nil || (t.ClientID != c.ClientID && !c.ResourceServer) {
 			return inactive, nil
 		}
 		return op.NewResponse(introspection{
@@ -67,7 +75,7 @@ func (o *opServer) Introspect(ctx context.Context, r *op.Request[op.Introspectio
 		return nil, errUnavailable(unavailableText)
 	}
 	now := s.now()
-	if rt.UsedAt != nil || rt.RevokedAt != nil || !rt.ExpiresAt.After(now) || g.RevokedAt != nil || !g.ExpiresAt.After(now) {
+	if g.ClientID != c.ClientID || rt.UsedAt != nil || rt.RevokedAt != nil || !rt.ExpiresAt.After(now) || g.RevokedAt != nil || !g.ExpiresAt.After(now) {
 		return inactive, nil
 	}
 	return op.NewResponse(introspection{

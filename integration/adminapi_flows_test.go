@@ -324,6 +324,26 @@ func TestAdminSchoolAndOAuthApplications(t *testing.T) {
 			t.Fatalf("rotation kept the secret: %v", rot)
 		}
 		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), admPath("/oauth-applications", pub["clientId"])+"/rotate-secret", c.tok, nil), 422, "type", "rotating a public application's secret")
+		// An operator makes a confidential application one of the site's
+		// resource servers: it may then introspect other clients' tokens.
+		member := ts.studentToken(t, ts.academy())
+		introspect := func() any {
+			return ts.introspect(t, ts.academy(), conf["clientId"].(string), rot["clientSecret"].(string), member.AccessToken)["active"]
+		}
+		if conf["resourceServer"] != false || introspect() != false {
+			t.Fatalf("a new application is a resource server: %v", conf)
+		}
+		if rs := c.do(http.MethodPatch, admPath("/oauth-applications", conf["clientId"]), map[string]any{"resourceServer": true}, 200); rs["resourceServer"] != true {
+			t.Fatalf("marked as resource server: %v", rs)
+		}
+		eventually(t, 5*time.Second, func() error {
+			if introspect() != true {
+				return errors.New("the resource server cannot introspect a member's token")
+			}
+			return nil
+		})
+		admProblem(t, admDo(t, ts, http.MethodPatch, ts.academy(), admPath("/oauth-applications", pub["clientId"]), c.tok, map[string]any{"resourceServer": true}), 422, "resourceServer", "a public resource server")
+		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/oauth-applications", c.tok, map[string]any{"name": "X", "redirectUris": []string{"http://127.0.0.1/cb"}, "resourceServer": true}), 422, "resourceServer", "creating a public resource server")
 		admProblem(t, admDo(t, ts, http.MethodPatch, ts.academy(), admPath("/oauth-applications", pub["clientId"]), c.tok, map[string]any{"scopes": []string{"courses:read"}}), 422, "scopes", "an operator scope for a member application")
 		ren := c.do(http.MethodPatch, admPath("/oauth-applications", pub["clientId"]), map[string]any{"name": "Study Buddy"}, 200)
 		if ren["name"] != "Study Buddy" {

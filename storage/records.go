@@ -153,6 +153,10 @@ type Client struct {
 	LastUsedAt      *time.Time
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
+	// ResourceServer: an operator marked this confidential client as one of
+	// the site's resource servers; it may introspect other clients' access
+	// tokens (RFC 7662 §4). Other clients introspect only their own.
+	ResourceServer bool
 }
 
 // VendorIntegration maps the client_name a vendor platform registers with

@@ -74,11 +74,14 @@ type appForm struct {
 	// Type is "public" or "confidential" (creation only).
 	Type   string
 	Scopes []string
+	// ResourceServer: the application may introspect other applications'
+	// access tokens (confidential applications only).
+	ResourceServer bool
 }
 
 // fieldErrors are the form's errors, each shown next to its field.
 type fieldErrors struct {
-	Name, RedirectURIs, Scopes, Type, Form string
+	Name, RedirectURIs, Scopes, Type, ResourceServer, Form string
 }
 
 func (e fieldErrors) Any() bool { return e != fieldErrors{} }
@@ -95,6 +98,8 @@ func (e *fieldErrors) set(me *clientmeta.MetadataError) {
 		e.Scopes = msg
 	case "token_endpoint_auth_method":
 		e.Type = msg
+	case "resource_server":
+		e.ResourceServer = msg
 	default:
 		e.Form = me.Description
 	}
@@ -144,6 +149,7 @@ func readAppForm(r *http.Request) appForm {
 	return appForm{
 		Name: strings.TrimSpace(r.PostFormValue("name")), RedirectURIs: r.PostFormValue("redirect_uris"),
 		Type: r.PostFormValue("type"), Scopes: r.PostForm["scope"],
+		ResourceServer: r.PostFormValue("resource_server") == "yes",
 	}
 }
 
@@ -173,7 +179,7 @@ func (h *Handler) appCreate(w http.ResponseWriter, r *http.Request, rq *request)
 	spec := clientmeta.ClientSpec{
 		Name: f.Name, RedirectURIs: lines(f.RedirectURIs), Scopes: f.Scopes,
 		Audience: storage.AudienceMember, Confidential: f.Type == "confidential",
-		Source: storage.SourceAdmin, Reviewed: true, CreatedBy: rq.user.ID,
+		Source: storage.SourceAdmin, Reviewed: true, CreatedBy: rq.user.ID, ResourceServer: f.ResourceServer,
 	}
 	var me *clientmeta.MetadataError
 	if _, err := clientmeta.ValidateClient(spec); errors.As(err, &me) {
@@ -195,6 +201,7 @@ func (h *Handler) appCreate(w http.ResponseWriter, r *http.Request, rq *request)
 		default:
 			h.audit(r, rq, "client.created", c.ClientID, map[string]any{
 				"name": c.Name, "audience": c.Audience, "type": c.Type, "scopes": c.Scopes, "redirect_uris": c.RedirectURIs,
+				"resource_server": c.ResourceServer,
 			})
 			msg := c.Name + " was created. Give its client ID to the developer."
 			if secret != "" {
@@ -219,6 +226,7 @@ type appView struct {
 	Name, ClientID   string
 	Type, Audience   string
 	Confidential     bool
+	ResourceServer   bool
 	RedirectURIs     []string
 	Scopes           []scopeWords
 	Created, Updated when
@@ -263,7 +271,8 @@ func (h *Handler) renderApp(w http.ResponseWriter, r *http.Request, rq *request,
 	site := rq.site
 	v := appView{
 		Name: c.Name, ClientID: c.ClientID, Type: typeLabel(c.Type), Audience: c.Audience,
-		Confidential: c.Type == storage.ClientConfidential, RedirectURIs: c.RedirectURIs, Scopes: describeScopes(c.Scopes),
+		Confidential: c.Type == storage.ClientConfidential, ResourceServer: c.ResourceServer,
+		RedirectURIs: c.RedirectURIs, Scopes: describeScopes(c.Scopes),
 		Created: h.when(c.CreatedAt), Updated: h.when(c.UpdatedAt), CreatedBy: c.CreatedBy, Connections: n,
 		ConnectionsURL: grantsPath + "?client=" + url.QueryEscape(c.ClientID),
 		URL:            appURL(c.ClientID), RotateURL: appURL(c.ClientID) + "/rotate-secret", DeleteURL: appURL(c.ClientID) + "/delete",
@@ -283,7 +292,7 @@ func (h *Handler) renderApp(w http.ResponseWriter, r *http.Request, rq *request,
 	if form != nil {
 		d.Form, d.Errors = *form, *errs
 	} else {
-		d.Form = appForm{Name: c.Name, RedirectURIs: strings.Join(c.RedirectURIs, "\n")}
+		d.Form = appForm{Name: c.Name, RedirectURIs: strings.Join(c.RedirectURIs, "\n"), ResourceServer: c.ResourceServer}
 	}
 	checked := c.Scopes
 	if form != nil {
@@ -312,7 +321,7 @@ func (h *Handler) appUpdate(w http.ResponseWriter, r *http.Request, rq *request)
 		errs.Scopes = "Choose at least one permission."
 	} else {
 		updated, err := h.platform.UpdateApplication(ctx, rq.site.ID, id, platform.ApplicationChange{
-			Name: &f.Name, RedirectURIs: lines(f.RedirectURIs), Scopes: f.Scopes,
+			Name: &f.Name, RedirectURIs: lines(f.RedirectURIs), Scopes: f.Scopes, ResourceServer: &f.ResourceServer,
 		})
 		var me *clientmeta.MetadataError
 		switch {
@@ -324,6 +333,7 @@ func (h *Handler) appUpdate(w http.ResponseWriter, r *http.Request, rq *request)
 		default:
 			h.audit(r, rq, "client.updated", id, map[string]any{
 				"name": updated.Name, "scopes": updated.Scopes, "redirect_uris": updated.RedirectURIs,
+				"resource_server": updated.ResourceServer,
 			})
 			_ = h.setFlash(ctx, rq, flash{Kind: "ok", Message: "Your changes to " + updated.Name + " were saved."})
 			seeOther(w, r, appURL(id))

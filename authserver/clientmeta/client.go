@@ -66,6 +66,11 @@ type ClientSpec struct {
 	Source    string
 	Reviewed  bool
 	CreatedBy string
+	// ResourceServer lets the client introspect other clients' access
+	// tokens (RFC 7662 §4). Only operators set it, on a confidential client
+	// (introspection authenticates with its secret); registration and
+	// metadata documents never do.
+	ResourceServer bool
 }
 
 // Client is a validated ClientSpec: the metadata to store.
@@ -116,6 +121,9 @@ func ValidateClient(spec ClientSpec) (*Client, error) {
 	}
 	if spec.LoopbackOnly && appType != "native" {
 		return nil, BadMetadata("application_type", "loopback redirect URIs belong to native applications")
+	}
+	if spec.ResourceServer && !spec.Confidential {
+		return nil, BadMetadata("resource_server", "only a confidential client can be a resource server: introspection authenticates with its secret")
 	}
 	return &Client{
 		Name: name, Audience: audience, Confidential: spec.Confidential, ApplicationType: appType,

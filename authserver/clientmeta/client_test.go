@@ -74,6 +74,8 @@ func TestValidateClient(t *testing.T) {
 		{name: "member application with an operator scope", spec: ClientSpec{Name: "x", RedirectURIs: loop, Scopes: []string{"students:read"}, Audience: scope.AudienceMember},
 			code: InvalidClientMetadata, field: "scope"},
 		{name: "unknown application type", spec: ClientSpec{Name: "x", RedirectURIs: loop, ApplicationType: "desktop"}, code: InvalidClientMetadata, field: "application_type"},
+		{name: "confidential resource server", spec: ClientSpec{Name: "x", RedirectURIs: loop, Confidential: true, ResourceServer: true}},
+		{name: "public resource server", spec: ClientSpec{Name: "x", RedirectURIs: loop, ResourceServer: true}, code: InvalidClientMetadata, field: "resource_server"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

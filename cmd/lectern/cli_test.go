@@ -159,9 +159,17 @@ func TestCLIClientsVendorsCIMD(t *testing.T) {
 	}
 	var conf clientJSON
 	c.json(&conf, "client", "create", "--site", "demo-academy", "--name", "Backend", "--redirect-uri", "https://b.example/cb", "--confidential", "--json")
-	if !strings.HasPrefix(conf.ClientSecret, "lcs_") || conf.AuthMethod != "client_secret_post" {
+	if !strings.HasPrefix(conf.ClientSecret, "lcs_") || conf.AuthMethod != "client_secret_post" || conf.ResourceServer {
 		t.Fatalf("confidential client %+v", conf)
 	}
+	// A resource server may introspect every client's access tokens (the
+	// benchmark's introspecting client is one).
+	var rs clientJSON
+	c.json(&rs, "client", "create", "--site", "demo-academy", "--name", "API", "--redirect-uri", "https://b.example/cb", "--confidential", "--resource-server", "--json")
+	if !rs.ResourceServer || rs.ClientSecret == "" {
+		t.Fatalf("resource server %+v", rs)
+	}
+	c.fails(1, "confidential", "client", "create", "--site", "demo-academy", "--name", "X", "--redirect-uri", "https://x.example/cb", "--resource-server")
 	c.fails(1, "invalid_redirect_uri", "client", "create", "--site", "demo-academy", "--name", "X", "--redirect-uri", "http://example.com/cb")
 	c.fails(1, "member", "client", "create", "--site", "demo-academy", "--name", "X", "--redirect-uri", "https://x.example/cb", "--scope", "courses:read")
 	c.fails(1, "redirect_uris", "client", "create", "--site", "demo-academy", "--name", "X")

@@ -24,6 +24,8 @@ type clientJSON struct {
 	RedirectURIs []string `json:"redirect_uris"`
 	Scope        string   `json:"scope"`
 	Source       string   `json:"source"`
+	// ResourceServer: it may introspect other clients' access tokens.
+	ResourceServer bool `json:"resource_server"`
 }
 
 func toClientJSON(c *storage.Client, site, secret string) clientJSON {
@@ -31,7 +33,7 @@ func toClientJSON(c *storage.Client, site, secret string) clientJSON {
 	if c.Type == storage.ClientConfidential {
 		method = "client_secret_post"
 	}
-	return clientJSON{c.ClientID, secret, site, c.Name, c.Audience, c.Type, method, c.RedirectURIs, scope.Join(c.Scopes), c.Source}
+	return clientJSON{c.ClientID, secret, site, c.Name, c.Audience, c.Type, method, c.RedirectURIs, scope.Join(c.Scopes), c.Source, c.ResourceServer}
 }
 
 func runClient(ctx context.Context, env *cmdEnv, args []string) error {
@@ -43,11 +45,15 @@ func runClient(ctx context.Context, env *cmdEnv, args []string) error {
 		ref, name, audience, scopes string
 		redirects                   stringList
 		confidential, asJSON        bool
+		resourceServer              bool
 	)
 	return adminCommand(ctx, env, "client create", help{
-		usage:    "lectern client create --site S --name N --redirect-uri U [flags]",
-		about:    "Create an OAuth client at a site, such as a member application (DESIGN §6). A confidential client's secret is shown once.",
-		examples: []string{`lectern client create --site academy --name "Study Buddy" --redirect-uri https://buddy.example/callback`},
+		usage: "lectern client create --site S --name N --redirect-uri U [flags]",
+		about: "Create an OAuth client at a site, such as a member application (DESIGN §6). A confidential client's secret is shown once.",
+		examples: []string{
+			`lectern client create --site academy --name "Study Buddy" --redirect-uri https://buddy.example/callback`,
+			`lectern client create --site academy --name "Course API" --confidential --resource-server --redirect-uri https://api.academy.example/cb`,
+		},
 	}, args,
 		func(fs *cmdFlags) {
 			fs.StringVar(&ref, "site", "", "site slug or ID")
@@ -56,6 +62,7 @@ func runClient(ctx context.Context, env *cmdEnv, args []string) error {
 			fs.StringVar(&audience, "audience", storage.AudienceMember, "member (the site's members' own data) or operator (administration)")
 			fs.StringVar(&scopes, "scope", "", "space-separated scopes it may request (default for members: "+scope.Join(scope.MemberDefault())+")")
 			fs.BoolVar(&confidential, "confidential", false, "a confidential client with a secret (client_secret_post), shown once")
+			fs.BoolVar(&resourceServer, "resource-server", false, "one of the site's resource servers: it may introspect every client's access tokens (needs --confidential); other clients introspect only their own")
 			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
 		},
 		func(a *server.App, _ *cmdFlags) error {
@@ -66,6 +73,7 @@ func runClient(ctx context.Context, env *cmdEnv, args []string) error {
 			c, secret, err := a.Platform.CreateClient(ctx, s.ID, clientmeta.ClientSpec{
 				Name: name, RedirectURIs: redirects, Scopes: scope.Parse(scopes), Audience: audience,
 				Confidential: confidential, Source: storage.SourceAdmin, Reviewed: true, CreatedBy: "lectern client create",
+				ResourceServer: resourceServer,
 			})
 			if err != nil {
 				return err

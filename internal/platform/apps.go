@@ -45,6 +45,8 @@ type ApplicationChange struct {
 	Name         *string
 	RedirectURIs []string // nil: unchanged
 	Scopes       []string // nil: unchanged
+	// ResourceServer nil: unchanged (see clientmeta.ClientSpec).
+	ResourceServer *bool
 }
 
 // UpdateApplication validates and applies a change. The audience cannot
@@ -55,7 +57,8 @@ func (p *Platform) UpdateApplication(ctx context.Context, site tenant.ID, client
 		return nil, err
 	}
 	spec := clientmeta.ClientSpec{Name: c.Name, RedirectURIs: c.RedirectURIs, Scopes: c.Scopes, Audience: c.Audience,
-		Confidential: c.Type == storage.ClientConfidential, ApplicationType: c.ApplicationType, Source: c.Source, Reviewed: c.Reviewed, CreatedBy: c.CreatedBy}
+		Confidential: c.Type == storage.ClientConfidential, ApplicationType: c.ApplicationType, Source: c.Source, Reviewed: c.Reviewed, CreatedBy: c.CreatedBy,
+		ResourceServer: c.ResourceServer}
 	if ch.Name != nil {
 		spec.Name = *ch.Name
 	}
@@ -66,11 +69,15 @@ func (p *Platform) UpdateApplication(ctx context.Context, site tenant.ID, client
 	if ch.Scopes != nil {
 		spec.Scopes = ch.Scopes
 	}
+	if ch.ResourceServer != nil {
+		spec.ResourceServer = *ch.ResourceServer
+	}
 	v, err := clientmeta.ValidateClient(spec)
 	if err != nil {
 		return nil, err
 	}
 	c.Name, c.RedirectURIs, c.Scopes, c.ApplicationType = v.Name, v.RedirectURIs, v.Scopes, v.ApplicationType
+	c.ResourceServer = spec.ResourceServer
 	if err := p.Store.UpdateClient(ctx, c); err != nil {
 		return nil, err
 	}

@@ -20,6 +20,11 @@ import (
 // stored only as a SHA-256 hash. Validation failures are
 // *clientmeta.MetadataError.
 func (p *Platform) CreateClient(ctx context.Context, site tenant.ID, spec clientmeta.ClientSpec) (*storage.Client, string, error) {
+	if spec.ResourceServer && spec.Source != storage.SourceAdmin {
+		// Registration and metadata documents are anyone's: a resource
+		// server reads other clients' tokens, so only operators make one.
+		return nil, "", clientmeta.BadMetadata("resource_server", "only the site's operators can make a client a resource server")
+	}
 	v, err := clientmeta.ValidateClient(spec)
 	if err != nil {
 		return nil, "", err
@@ -48,7 +53,7 @@ func newClient(site *tenant.ID, v *clientmeta.Client, spec clientmeta.ClientSpec
 	return &storage.Client{
 		SiteID: site, Name: v.Name, Audience: v.Audience, Type: typ, ApplicationType: v.ApplicationType,
 		RedirectURIs: v.RedirectURIs, Scopes: v.Scopes, Source: spec.Source,
-		Reviewed: spec.Reviewed, CreatedBy: spec.CreatedBy,
+		Reviewed: spec.Reviewed, CreatedBy: spec.CreatedBy, ResourceServer: spec.ResourceServer,
 	}
 }
 

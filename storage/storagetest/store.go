@@ -734,7 +734,7 @@ func testClientCreate(t *testing.T, f *fixture) {
 
 	conf := &storage.Client{SiteID: &a, ClientID: "conf", SecretHash: []byte{1, 2, 3}, Name: "Confidential", Audience: storage.AudienceOperator,
 		Type: storage.ClientConfidential, ApplicationType: "web", RedirectURIs: []string{"https://app.test/cb", "https://app.test/cb2"},
-		Scopes: []string{"courses:read"}, Source: storage.SourceDCR, Reviewed: true, CreatedBy: "dcr"}
+		Scopes: []string{"courses:read"}, Source: storage.SourceDCR, Reviewed: true, CreatedBy: "dcr", ResourceServer: true}
 	must(t, f.s.CreateClient(f.ctx, conf), "CreateClient(confidential)")
 	diff(t, "ClientByID(A, conf)", conf, f.clientByID(t, f.a, "conf"))
 
@@ -757,6 +757,7 @@ func testClientUpdate(t *testing.T, f *fixture) {
 	upd.RedirectURIs = []string{"https://app.test/callback"}
 	upd.Scopes = []string{"openid"}
 	upd.Reviewed = true
+	upd.ResourceServer = true
 	upd.LastUsedAt = ptr(f.now)
 	must(t, f.s.UpdateClient(f.ctx, &upd), "UpdateClient")
 	diff(t, "A's app after update", &upd, f.clientByID(t, f.a, "app"))
