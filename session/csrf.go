@@ -3,6 +3,7 @@ package session
 import (
 	"crypto/subtle"
 	"net/http"
+	"strings"
 
 	"github.com/lectern/lectern/tenant"
 )
@@ -24,8 +25,16 @@ func CSRFToken(w http.ResponseWriter, r *http.Request, site *tenant.Site, sess *
 	return tok
 }
 
-// CheckCSRF verifies the csrf_token field of a submitted form.
+// CheckCSRF verifies that a submitted form comes from a page of site: a
+// browser that says the request is cross-origin (Sec-Fetch-Site, or an
+// Origin that is not the site's) is refused whatever it carries, and the
+// csrf_token field must match. Every cookie-authenticated state change
+// (sign-in, consent, sign-out, the admin area, account pages) calls it
+// before it changes anything, so both defences hold on each of them.
 func CheckCSRF(r *http.Request, site *tenant.Site, sess *Session) bool {
+	if !sameOrigin(r, site) {
+		return false
+	}
 	got := r.PostFormValue("csrf_token")
 	if got == "" {
 		return false
@@ -37,4 +46,21 @@ func CheckCSRF(r *http.Request, site *tenant.Site, sess *Session) bool {
 		want = c.Value
 	}
 	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// sameOrigin reports whether r may be a form of site's own pages, by
+// net/http's CrossOriginProtection (Sec-Fetch-Site, else Origin against
+// Host; safe methods and requests with neither header, which browsers
+// always send on a cross-origin POST, pass). The site's origin and its
+// aliases are trusted as origins: behind a proxy that sets
+// X-Forwarded-Host, the Host that protection compares with is the proxy's.
+// A sibling site on the same fleet is as foreign as any other origin.
+func sameOrigin(r *http.Request, site *tenant.Site) bool {
+	p := http.NewCrossOriginProtection()
+	_ = p.AddTrustedOrigin(site.Origin)
+	scheme, _, _ := strings.Cut(site.Origin, "://")
+	for _, alias := range site.Aliases {
+		_ = p.AddTrustedOrigin(scheme + "://" + alias)
+	}
+	return p.Check(r) == nil
 }

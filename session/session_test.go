@@ -121,3 +121,43 @@ func TestCSRF(t *testing.T) {
 		t.Error("site A's CSRF cookie accepted at site B")
 	}
 }
+
+// A form a browser marks as cross-origin is refused with a valid token; a
+// form of the site itself (or an alias, or through a proxy that rewrote
+// Host) and a request without the browser headers are judged by the token.
+func TestCSRFRefusesCrossOriginForms(t *testing.T) {
+	site := &tenant.Site{ID: 1, Slug: "a", Origin: "https://a.example", Aliases: []string{"www.a.example"}}
+	sess := &Session{CSRF: "session-token"}
+	for _, c := range []struct {
+		name string
+		host string
+		hdr  []string
+		want bool
+	}{
+		{name: "no Origin, no Sec-Fetch-Site (not a browser)", want: true},
+		{name: "same origin", hdr: []string{"Origin", "https://a.example", "Sec-Fetch-Site", "same-origin"}, want: true},
+		{name: "old browser, same origin", hdr: []string{"Origin", "https://a.example"}, want: true},
+		{name: "alias", hdr: []string{"Origin", "https://www.a.example", "Sec-Fetch-Site", "same-site"}, want: true},
+		{name: "behind a proxy that rewrote Host", host: "lectern:8080", hdr: []string{"Origin", "https://a.example", "Sec-Fetch-Site", "same-origin"}, want: true},
+		{name: "typed by the person", hdr: []string{"Sec-Fetch-Site", "none"}, want: true},
+		{name: "foreign Origin", hdr: []string{"Origin", "https://evil.example"}, want: false},
+		{name: "foreign Origin and Sec-Fetch-Site", hdr: []string{"Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"}, want: false},
+		{name: "cross-site without Origin", hdr: []string{"Sec-Fetch-Site", "cross-site"}, want: false},
+		{name: "a sibling site of the fleet", hdr: []string{"Origin", "https://b.example", "Sec-Fetch-Site", "same-site"}, want: false},
+		{name: "null Origin", hdr: []string{"Origin", "null"}, want: false},
+		{name: "the alias under another scheme", hdr: []string{"Origin", "http://www.a.example", "Sec-Fetch-Site", "same-site"}, want: false},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/consent", strings.NewReader("csrf_token=session-token"))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r.Host = "a.example"
+		if c.host != "" {
+			r.Host = c.host
+		}
+		for i := 0; i+1 < len(c.hdr); i += 2 {
+			r.Header.Set(c.hdr[i], c.hdr[i+1])
+		}
+		if got := CheckCSRF(r, site, sess); got != c.want {
+			t.Errorf("%s: CheckCSRF = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
