@@ -23,7 +23,8 @@ type MiddlewareOptions struct {
 // Middleware resolves the request's site from its Host (or, from a trusted
 // proxy, X-Forwarded-Host) and stores it in the request context. A malformed
 // host is answered 400, an unknown one 404, a failed lookup 503, each with an
-// RFC 6749-style JSON body; none of them reaches next.
+// RFC 6749-style JSON body; none of them reaches next. An https site is
+// served over https only, with HSTS (see secure).
 func (r *Resolver) Middleware(opts MiddlewareOptions) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -53,6 +54,9 @@ func (r *Resolver) Middleware(opts MiddlewareOptions) func(http.Handler) http.Ha
 				opts.Logger.ErrorContext(req.Context(), "site lookup failed", "host", host, "err", err)
 				w.Header().Set("Retry-After", "5")
 				WriteError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the site directory is unavailable; try again shortly")
+				return
+			}
+			if !secure(w, req, site, scheme) {
 				return
 			}
 			next.ServeHTTP(w, req.WithContext(WithSite(req.Context(), site)))
