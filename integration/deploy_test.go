@@ -37,6 +37,9 @@ const (
 	deployExampleSecretFile = "secret.example.yaml"
 	deployKustomizationFile = "kustomization.yaml"
 	deployPort              = 8080
+	// deployMetricsPort is the metrics listener's (LECTERN_METRICS_ADDR):
+	// /metrics is never served on deployPort, the sites' port.
+	deployMetricsPort = 9090
 	// deployMinDrainSeconds is how long in-flight requests get after SIGTERM.
 	deployMinDrainSeconds = 25
 )
@@ -127,6 +130,24 @@ func TestDeployChecksCatchMistakes(t *testing.T) {
 		}},
 		{"service to a missing port", "k8s/service", func(d *deploySet) {
 			d.services[0].Spec.Ports[0].TargetPort = k8sIntOrString{value: "web"}
+		}},
+		{"service exposes the metrics listener", "k8s/service", func(d *deploySet) {
+			d.services[0].Spec.Ports = append(d.services[0].Spec.Ports, k8sServicePort{Name: "metrics", Port: 9090, TargetPort: k8sIntOrString{value: "metrics"}})
+		}},
+		{"scraped on the sites' port", "k8s/deployment/metrics", func(d *deploySet) {
+			d.deployment().Spec.Template.Metadata.Annotations["prometheus.io/port"] = "8080"
+		}},
+		{"metrics on the pod's loopback", "k8s/deployment/metrics", func(d *deploySet) {
+			d.configMap("lectern-config").Data["LECTERN_METRICS_ADDR"] = "127.0.0.1:9090"
+		}},
+		{"compose publishes metrics to every interface", "compose/lectern", func(d *deploySet) {
+			s := d.compose.Services["lectern"]
+			s.Ports = append(composePorts{}, "8080:8080", "9090:9090")
+			d.compose.Services["lectern"] = s
+		}},
+		{"image's metrics on loopback", "dockerfile", func(d *deploySet) {
+			last := &d.dockerfile[len(d.dockerfile)-1]
+			last.Instructions = append(last.Instructions, dockerInstruction{Keyword: "ENV", Args: "LECTERN_METRICS_ADDR=127.0.0.1:9090"})
 		}},
 		{"HPA targets another Deployment", "k8s/hpa", func(d *deploySet) {
 			d.hpas[0].Spec.ScaleTargetRef.Name = "lectern-old"
@@ -502,9 +523,37 @@ func deployCheckDeploymentMetrics(d *deploySet, f *deployFindings) {
 		f.errorf("pod annotation prometheus.io/path is %q, want /metrics", p)
 	}
 	port, ok := dep.container().resolvePort(k8sIntOrString{value: a["prometheus.io/port"], isInt: deployIsDigits(a["prometheus.io/port"])})
-	if !ok || port != deployPort {
-		f.errorf("pod annotation prometheus.io/port is %q, want %d", a["prometheus.io/port"], deployPort)
+	if !ok || port != deployMetricsPort {
+		f.errorf("pod annotation prometheus.io/port is %q, want the metrics containerPort %d (/metrics is not served on the sites' port %d)",
+			a["prometheus.io/port"], deployMetricsPort, deployPort)
 	}
+	// The metrics listener must listen on that port, on the pod's address
+	// (lectern's own default is loopback, which Prometheus cannot reach).
+	found := false
+	for _, ef := range dep.container().EnvFrom {
+		if ef.ConfigMapRef == nil || d.configMap(ef.ConfigMapRef.Name) == nil {
+			continue
+		}
+		addr, ok := d.configMap(ef.ConfigMapRef.Name).Data["LECTERN_METRICS_ADDR"]
+		if !ok {
+			continue
+		}
+		found = true
+		if !deployReachableAddr(addr, deployMetricsPort) {
+			f.errorf("ConfigMap %s: LECTERN_METRICS_ADDR %q, want \":%d\" (all of the pod's addresses, the annotated port)", ef.ConfigMapRef.Name, addr, deployMetricsPort)
+		}
+	}
+	if !found {
+		f.errorf("no ConfigMap of the Deployment sets LECTERN_METRICS_ADDR; the default listens on the pod's loopback, out of Prometheus' reach")
+	}
+}
+
+// deployReachableAddr reports whether addr listens on port on every
+// address, not on loopback alone.
+func deployReachableAddr(addr string, port int) bool {
+	host, p, err := net.SplitHostPort(addr)
+	n, _ := strconv.Atoi(p)
+	return err == nil && n == port && (host == "" || host == "0.0.0.0" || host == "::")
 }
 
 func deployCheckService(d *deploySet, f *deployFindings) {
@@ -536,6 +585,16 @@ func deployCheckService(d *deploySet, f *deployFindings) {
 		}
 		if n, ok := dep.container().resolvePort(target); !ok || n != deployPort {
 			f.errorf("Service %s: targetPort %q is not the container's port %d", s.Metadata.Name, target.value, deployPort)
+		}
+		// What the Ingress reaches must not include the metrics listener.
+		for _, sp := range s.Spec.Ports {
+			target := sp.TargetPort
+			if target.value == "" {
+				target = k8sIntOrString{value: strconv.Itoa(sp.Port), isInt: true}
+			}
+			if n, ok := dep.container().resolvePort(target); ok && n == deployMetricsPort {
+				f.errorf("Service %s: port %s exposes the metrics listener (%d)", s.Metadata.Name, sp.Name, deployMetricsPort)
+			}
 		}
 	}
 }
@@ -811,6 +870,16 @@ func deployCheckComposeLectern(d *deploySet, f *deployFindings) {
 	if !published {
 		f.errorf("compose.yaml: lectern does not publish container port %d, ports %v", deployPort, srv.Ports)
 	}
+	// The metrics listener is published, if at all, on the host's loopback.
+	for _, p := range srv.Ports {
+		spec, _, _ := strings.Cut(p, "/")
+		if strings.HasSuffix(spec, ":"+strconv.Itoa(deployMetricsPort)) && !strings.HasPrefix(spec, "127.0.0.1:") {
+			f.errorf("compose.yaml: lectern publishes the metrics port as %q; bind it to 127.0.0.1", p)
+		}
+	}
+	if addr := srv.Environment["LECTERN_METRICS_ADDR"]; addr != "" && !deployReachableAddr(addr, deployMetricsPort) {
+		f.errorf("compose.yaml: lectern LECTERN_METRICS_ADDR %q, want \":%d\" (the container's loopback is unreachable from the host)", addr, deployMetricsPort)
+	}
 	if srv.StopGracePeriod == "" {
 		f.errorf("compose.yaml: lectern has no stop_grace_period; the default 10 s cuts in-flight requests short")
 	} else if g, err := time.ParseDuration(srv.StopGracePeriod); err != nil || g < deployMinDrainSeconds*time.Second {
@@ -895,6 +964,21 @@ func deployCheckDockerfile(d *deploySet, f *deployFindings) {
 	})
 	if !exposed {
 		f.errorf("Dockerfile: final stage does not EXPOSE %d", deployPort)
+	}
+	// Inside a container the binary's loopback default for the metrics
+	// listener is unreachable; the image listens on the container's address.
+	metricsAddr := ""
+	for _, in := range final.Instructions {
+		if in.Keyword == "ENV" {
+			for _, kv := range strings.Fields(in.Args) {
+				if v, ok := strings.CutPrefix(kv, "LECTERN_METRICS_ADDR="); ok {
+					metricsAddr = v
+				}
+			}
+		}
+	}
+	if !deployReachableAddr(metricsAddr, deployMetricsPort) {
+		f.errorf("Dockerfile: final stage sets LECTERN_METRICS_ADDR=%q, want :%d", metricsAddr, deployMetricsPort)
 	}
 }
 

@@ -1,9 +1,11 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -65,10 +67,10 @@ func TestRoutingErrorsAreJSON(t *testing.T) {
 
 func TestMetricsAndHealth(t *testing.T) {
 	ts := startServer(t, backend{name: "embedded"}, nil)
+	ops := startOps(t, ts)
 	var prm discovery.ProtectedResourceMetadata
 	ts.getJSON(t, ts.academy(), vocab.ProtectedResourcePath, 200, &prm)
-	// Probes and scrapes address the pod, not a site.
-	code, _, body := ts.get(t, "http://10.1.2.3:8080", "/metrics")
+	code, _, body := ops.get(t, "/metrics")
 	if code != 200 || !strings.Contains(string(body), `lectern_http_requests_total{code="2xx",method="GET",route="/.well-known/oauth-protected-resource"}`) {
 		t.Fatalf("/metrics: %d\n%s", code, body)
 	}
@@ -80,16 +82,81 @@ func TestMetricsAndHealth(t *testing.T) {
 			resp.Body.Close()
 		}
 	}
-	_, _, body = ts.get(t, "http://10.1.2.3:8080", "/metrics")
+	_, _, body = ops.get(t, "/metrics")
 	if strings.Contains(string(body), "YYYY") || !strings.Contains(string(body), `method="OTHER"`) {
 		t.Fatalf("made-up methods in the metrics:\n%.2000s", body)
 	}
-	if code, _, _ := ts.get(t, "http://10.1.2.3:8080", "/healthz"); code != 200 {
-		t.Fatalf("/healthz %d", code)
+	// Probes address the pod, not a site: any Host, on both listeners.
+	for _, get := range []func(*testing.T, string) (int, http.Header, []byte){
+		func(t *testing.T, p string) (int, http.Header, []byte) { return ts.get(t, "http://10.1.2.3:8080", p) },
+		ops.get,
+	} {
+		for _, p := range []string{"/healthz", "/readyz"} {
+			if code, _, body := get(t, p); code != 200 || !strings.Contains(string(body), `"status":"ok"`) {
+				t.Fatalf("%s: %d %s", p, code, body)
+			}
+		}
 	}
-	if code, _, _ := ts.get(t, "http://10.1.2.3:8080", "/readyz"); code != 200 {
-		t.Fatalf("/readyz %d", code)
+}
+
+// /metrics and the profiler are never served on a site's origin (nor on
+// any Host of the main listener): only on the metrics listener, the
+// profiler only with --pprof.
+func TestMetricsOnlyOnTheMetricsListener(t *testing.T) {
+	ts := startServer(t, backend{name: "embedded"}, nil)
+	for _, origin := range []string{ts.academy(), ts.open(), "http://10.1.2.3:8080"} {
+		for _, p := range []string{"/metrics", "/debug/pprof/", "/debug/pprof/cmdline"} {
+			code, _, body := ts.get(t, origin, p)
+			var e oauthError
+			if code != 404 || json.Unmarshal(body, &e) != nil || e.Error != "not_found" {
+				t.Errorf("%s%s on the main listener: %d %.200s; want 404 JSON", origin, p, code, body)
+			}
+		}
 	}
+	ops := startOps(t, ts)
+	if code, _, _ := ops.get(t, "/debug/pprof/"); code != 404 {
+		t.Errorf("pprof without --pprof: %d", code)
+	}
+	withPprof := startServer(t, backend{name: "embedded"}, &serverOptions{configure: func(c *server.Config) { c.Pprof = true }})
+	if code, _, body := startOps(t, withPprof).get(t, "/debug/pprof/cmdline"); code != 200 || len(body) == 0 {
+		t.Errorf("pprof with --pprof: %d", code)
+	}
+}
+
+// opsListener is a test server's metrics listener (--metrics-addr).
+type opsListener struct {
+	client *http.Client
+	base   string
+}
+
+// startOps serves ts's metrics listener on a loopback port until the test ends.
+func startOps(t *testing.T, ts *testServer) *opsListener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ts.srv.ServeOps(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("metrics listener: %v", err)
+		}
+	})
+	return &opsListener{client: &http.Client{Timeout: 10 * time.Second}, base: "http://" + ln.Addr().String()}
+}
+
+func (o *opsListener) get(t *testing.T, path string) (int, http.Header, []byte) {
+	t.Helper()
+	resp, err := o.client.Get(o.base + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, body
 }
 
 // Documents answer HEAD like GET, without a body; the metadata answers

@@ -23,6 +23,9 @@ psql "$PGURL" -qc "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/n
 export DATABASE_URL=$DBURL REDIS_URL=$REDIS LECTERN_REDIS_PREFIX="lectern-bench-$$:"
 export LECTERN_KEK=$(head -c32 /dev/urandom | base64) LECTERN_ADDR=127.0.0.1:$PORT
 export LECTERN_LOG_LEVEL=warn LECTERN_ACCESS_LOG=false LECTERN_DB_MAX_CONNS=${BENCH_DB_MAX_CONNS:-16}
+# The metrics listener on a free loopback port, so that a Prometheus (or
+# another lectern) on 9090 does not stop the run.
+export LECTERN_METRICS_ADDR=${BENCH_METRICS_ADDR:-127.0.0.1:0}
 bin/lectern migrate >/dev/null
 bin/lectern seed demo --port "$PORT" >/dev/null
 

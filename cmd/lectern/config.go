@@ -18,11 +18,11 @@ import (
 // variable.
 type config struct {
 	server.Config
-	Addr      string
-	LogLevel  string
-	LogFormat string
-	DebugAddr string
-	DemoSeed  bool
+	Addr        string
+	MetricsAddr string
+	LogLevel    string
+	LogFormat   string
+	DemoSeed    bool
 }
 
 // connection defines the flags every command uses to open the app: the
@@ -63,7 +63,8 @@ func (c *config) serving(fs *cmdFlags) {
 	fs.str(&c.Addr, "addr", "LECTERN_ADDR", ":8080", "listen address")
 	fs.str(&c.TrustedProxies, "trusted-proxies", "LECTERN_TRUSTED_PROXIES", "", "comma-separated IPs/CIDRs whose X-Forwarded-Host/-Proto are trusted")
 	fs.str(&c.FilesURL, "files-url", "LECTERN_FILES_URL", "", "where uploaded files go: s3://<bucket>[/<prefix>]?endpoint=<host:port>&region=<r> (credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY); empty: <data-dir>/uploads, for one replica only")
-	fs.str(&c.DebugAddr, "debug-addr", "LECTERN_DEBUG_ADDR", "", "if set, serve net/http/pprof on this address (keep it on loopback)")
+	fs.str(&c.MetricsAddr, "metrics-addr", "LECTERN_METRICS_ADDR", "127.0.0.1:9090", "listen address of /metrics (Prometheus), /healthz, /readyz and, with --pprof, /debug/pprof/: never a site's origin; empty: none")
+	fs.boolean(&c.Pprof, "pprof", "LECTERN_PPROF", false, "serve the Go profiler (net/http/pprof) on --metrics-addr")
 	fs.duration(&c.SiteCacheTTL, "site-cache-ttl", "LECTERN_SITE_CACHE_TTL", 5*time.Second, "how long a replica trusts its copy of a site without a change broadcast")
 	fs.boolean(&c.DemoSeed, "demo-seed", "LECTERN_DEMO_SEED", true, "seed the demo sites on the first embedded start")
 }

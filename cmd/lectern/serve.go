@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
-	"net/http/pprof"
 	"os"
 	"runtime/debug"
 	"time"
@@ -61,8 +59,16 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 			return err
 		}
 	}
-	if cfg.DebugAddr != "" {
-		go servePprof(cfg.DebugAddr, logger)
+	if cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr %s: %w (choose a free address, or \"\" to serve no metrics)", cfg.MetricsAddr, err)
+		}
+		go func() {
+			if err := srv.ServeOps(ctx, mln); err != nil {
+				logger.Error("metrics listener", "err", err)
+			}
+		}()
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -121,20 +127,4 @@ Lectern is serving the demo sites (embedded default: SQLite + in-memory cache un
 		demo.StudentEmail, demo.StudentPassword, demo.OutsiderEmail, demo.OutsiderPassword,
 		demo.MemberClientID, demo.LoopbackRedirect, demo.VendorClientName, demo.VendorClientID,
 		demo.AcademyOrigin(port))
-}
-
-// servePprof serves the Go profiler on its own listener, never on a site's
-// origin.
-func servePprof(addr string, logger *slog.Logger) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	logger.Info("pprof listening", "addr", addr)
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	if err := srv.ListenAndServe(); err != nil {
-		logger.Error("pprof", "err", err)
-	}
 }

@@ -38,6 +38,8 @@ type Config struct {
 	SiteCacheTTL time.Duration
 	// AccessLog logs every request (--access-log).
 	AccessLog bool
+	// Pprof serves the Go profiler on the metrics listener (--pprof).
+	Pprof bool
 
 	// CIMDTestRoots lets the CIMD fetcher reach an httptest TLS server on
 	// loopback. Test-only: no flag or environment variable sets it.

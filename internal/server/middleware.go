@@ -38,9 +38,9 @@ func requestDeadline(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// processPaths are answered for any Host: probes and scrapes address the
-// pod, not a site.
-var processPaths = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+// processPaths are answered for any Host: probes address the pod, not a
+// site. (/metrics is on the metrics listener only: ops.go.)
+var processPaths = map[string]bool{"/healthz": true, "/readyz": true}
 
 // siteMiddleware applies the tenant middleware to every path but the
 // process endpoints.

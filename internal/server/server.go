@@ -11,7 +11,6 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/lectern/lectern/adminapi"
 	"github.com/lectern/lectern/authserver"
@@ -97,7 +96,6 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	getHead := []string{http.MethodGet, http.MethodHead}
 	e.Match(getHead, "/healthz", s.healthz)
 	e.Match(getHead, "/readyz", s.readyz)
-	e.Match(getHead, "/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry})))
 
 	disc := discovery.NewHandler(a.Keys, a.Logger)
 	e.Match(getHead, vocab.ProtectedResourcePath, echo.WrapHandler(http.HandlerFunc(disc.ProtectedResource)))
