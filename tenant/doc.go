@@ -9,5 +9,6 @@
 //
 // The issuer, the RFC 8707 resource and every URL a site publishes come from
 // the resolved Site, never from the raw Host header: an unknown host stops in
-// the middleware with a 404 and reaches no handler.
+// the middleware with a 404 and reaches no handler. The middleware also keeps
+// an https site on https: HSTS on every answer, no service over plain http.
 package tenant
