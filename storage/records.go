@@ -77,9 +77,9 @@ type SiteKey struct {
 
 // User is a platform-wide person. Roles tie a user to sites.
 type User struct {
-	ID           string `gorm:"primaryKey"`
-	Email        string
-	Name         string
+	ID    string `gorm:"primaryKey"`
+	Email string
+	Name  string
 	// Picture is a picture URL the provider set (lectern user create
 	// --picture); PictureFile, the picture the person uploaded on their
 	// account page ("<key>.png" or "<key>.jpg" in the upload store's
