@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/lectern/lectern/session"
@@ -58,6 +59,17 @@ const maxFormBytes = 64 << 10
 // manager role (403), and for a POST the CSRF token (403) before anything
 // changes.
 func (h *Handler) handle(pattern string, level access, page pageFunc) {
+	h.handleForm(pattern, level, maxFormBytes, false, page)
+}
+
+// handleUpload registers a page that takes a multipart form (a file) of at
+// most maxBytes, with the same checks; the file is parsed before the CSRF
+// token, which travels in the same body, can be read.
+func (h *Handler) handleUpload(pattern string, level access, maxBytes int64, page pageFunc) {
+	h.handleForm(pattern, level, maxBytes, true, page)
+}
+
+func (h *Handler) handleForm(pattern string, level access, maxBytes int64, multipart bool, page pageFunc) {
 	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		site, _ := tenant.FromContext(r.Context())
 		ctx := r.Context()
@@ -104,8 +116,27 @@ func (h *Handler) handle(pattern string, level access, page pageFunc) {
 			return
 		}
 		if r.Method == http.MethodPost {
-			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-			if err := r.ParseForm(); err != nil {
+			if !sameOrigin(r, site) {
+				h.problem(w, r, rq, http.StatusForbidden, "This form has expired",
+					"The form was not accepted: it did not come from this site. Nothing was changed.",
+					"Go back, reload the page and try again.")
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
+			var err error
+			if multipart {
+				// In memory: the body is capped at maxBytes already.
+				err = r.ParseMultipartForm(maxBytes)
+			} else {
+				err = r.ParseForm()
+			}
+			if err != nil {
+				var tooLarge *http.MaxBytesError
+				if errors.As(err, &tooLarge) {
+					h.problem(w, r, rq, http.StatusRequestEntityTooLarge, "Too large",
+						"The form was larger than this page accepts ("+byteSize(maxBytes)+"). Nothing was changed.", "Go back and try a smaller file.")
+					return
+				}
 				h.problem(w, r, rq, http.StatusBadRequest, "Form not accepted",
 					"The form could not be read (it may be too large). Nothing was changed.", "Go back and try again.")
 				return
@@ -119,6 +150,50 @@ func (h *Handler) handle(pattern string, level access, page pageFunc) {
 		}
 		page(w, r, rq)
 	})
+}
+
+// sameOrigin reports whether a form POST may come from the site's own
+// pages: a browser's Origin header, when sent, names the site's origin (or
+// an alias of it), and Sec-Fetch-Site, when sent, is same-origin (or none,
+// a person's own navigation). The CSRF token is the check every form
+// passes; this one also stops a cross-site form that carries a leaked
+// token, before its body (an upload's megabytes) is read.
+func sameOrigin(r *http.Request, site *tenant.Site) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+	default:
+		return false
+	}
+	values := r.Header.Values("Origin")
+	switch len(values) {
+	case 0:
+		return true
+	case 1:
+	default:
+		return false
+	}
+	origin, err := tenant.CanonicalOrigin(values[0])
+	if err != nil || strings.HasSuffix(values[0], "/") {
+		return false // "null" (a sandboxed frame, a file) among them
+	}
+	if origin == site.Origin {
+		return true
+	}
+	scheme, _, _ := strings.Cut(site.Origin, "://")
+	for _, alias := range site.Aliases {
+		if host, err := tenant.CanonicalHost(alias, scheme); err == nil && origin == scheme+"://"+host {
+			return true
+		}
+	}
+	return false
+}
+
+// byteSize writes a size for people: "2.1 MiB", "64 KiB".
+func byteSize(n int64) string {
+	if n >= 1<<20 {
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+	}
+	return strconv.FormatInt(n>>10, 10) + " KiB"
 }
 
 // signIn sends a person without a session to the sign-in page, which comes
