@@ -116,7 +116,7 @@ func (h *Handler) handleForm(pattern string, level access, maxBytes int64, multi
 			return
 		}
 		if r.Method == http.MethodPost {
-			if !sameOrigin(r, site) {
+			if !sameOrigin(r) {
 				h.problem(w, r, rq, http.StatusForbidden, "This form has expired",
 					"The form was not accepted: it did not come from this site. Nothing was changed.",
 					"Go back, reload the page and try again.")
@@ -152,41 +152,16 @@ func (h *Handler) handleForm(pattern string, level access, maxBytes int64, multi
 	})
 }
 
-// sameOrigin reports whether a form POST may come from the site's own
-// pages: a browser's Origin header, when sent, names the site's origin (or
-// an alias of it), and Sec-Fetch-Site, when sent, is same-origin (or none,
-// a person's own navigation). The CSRF token is the check every form
-// passes; this one also stops a cross-site form that carries a leaked
-// token, before its body (an upload's megabytes) is read.
-func sameOrigin(r *http.Request, site *tenant.Site) bool {
-	switch r.Header.Get("Sec-Fetch-Site") {
-	case "", "same-origin", "none":
-	default:
-		return false
-	}
-	values := r.Header.Values("Origin")
-	switch len(values) {
-	case 0:
-		return true
-	case 1:
-	default:
-		return false
-	}
-	origin, err := tenant.CanonicalOrigin(values[0])
-	if err != nil || strings.HasSuffix(values[0], "/") {
-		return false // "null" (a sandboxed frame, a file) among them
-	}
-	if origin == site.Origin {
-		return true
-	}
-	scheme, _, _ := strings.Cut(site.Origin, "://")
-	for _, alias := range site.Aliases {
-		if host, err := tenant.CanonicalHost(alias, scheme); err == nil && origin == scheme+"://"+host {
-			return true
-		}
-	}
-	return false
-}
+// crossOrigin is net/http's protection against cross-origin form posts:
+// Sec-Fetch-Site must say same-origin (or none, a person's own
+// navigation); a browser that does not send it must send no Origin or one
+// naming the host the form was posted to (the tenant middleware admitted
+// that host: the site's or an alias of it). The CSRF token is the check
+// every form passes; this one also stops a cross-site post that carries a
+// leaked token, before its body (an upload's megabytes) is read.
+var crossOrigin = http.NewCrossOriginProtection()
+
+func sameOrigin(r *http.Request) bool { return crossOrigin.Check(r) == nil }
 
 // byteSize writes a size for people: "2.1 MiB", "64 KiB".
 func byteSize(n int64) string {
