@@ -116,7 +116,7 @@ func TestPictureClaimIsTheGeneratedAvatar(t *testing.T) {
 			{ts.open(), "/avatars/" + lecturer + ".svg"}, // a lecturer at Academy only
 			{ts.academy(), "/avatars/" + outsider + ".svg"},
 			{ts.academy(), "/avatars/usr_nobody.svg"},
-			{ts.academy(), "/avatars/" + sub},         // no extension
+			{ts.academy(), "/avatars/" + sub},          // no extension
 			{ts.academy(), "/avatars/" + sub + ".png"}, // not the generated one
 			{ts.academy(), "/avatars/..%2f" + sub + ".svg"},
 			{ts.academy(), "/avatars/" + sub + "/" + strings.Repeat("a", 32) + ".png"}, // no upload

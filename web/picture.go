@@ -210,4 +210,3 @@ func splitPictureFile(file string) (key, contentType string, ok bool) {
 	}
 	return "", "", false
 }
-
