@@ -167,11 +167,11 @@ func TestOpenAPIGenericClientBuildsFromSchemas(t *testing.T) {
 		schema *openapi3.Schema
 		check  func(any) bool
 	}{
-		{"slug pattern", &openapi3.Schema{Type: &openapi3.Types{"string"}, Pattern: `^[a-z0-9]+(-[a-z0-9]+)*$`, MaxLength: openapi3.Uint64Ptr(120)},
+		{"slug pattern", &openapi3.Schema{Type: &openapi3.Types{"string"}, Pattern: `^[a-z0-9]+(-[a-z0-9]+)*$`, MaxLength: openapi3.Ptr[uint64](120)},
 			func(v any) bool { s := v.(string); return s != "" && strings.ToLower(s) == s }},
 		{"colour", &openapi3.Schema{Type: &openapi3.Types{"string"}, Pattern: `^#[0-9a-fA-F]{6}$`},
 			func(v any) bool { return len(v.(string)) == 7 }},
-		{"bounded integer", &openapi3.Schema{Type: &openapi3.Types{"integer"}, Min: openapi3.Float64Ptr(1), Max: openapi3.Float64Ptr(100)},
+		{"bounded integer", &openapi3.Schema{Type: &openapi3.Types{"integer"}, Min: openapi3.Ptr[float64](1), Max: openapi3.Ptr[float64](100)},
 			func(v any) bool { return v.(int64) == 1 }},
 		{"enum", &openapi3.Schema{Type: &openapi3.Types{"string"}, Enum: []any{"month", "year"}},
 			func(v any) bool { return v == "month" }},
@@ -179,8 +179,8 @@ func TestOpenAPIGenericClientBuildsFromSchemas(t *testing.T) {
 			Required: []string{"code"},
 			Properties: openapi3.Schemas{
 				"code":           {Value: &openapi3.Schema{Type: &openapi3.Types{"string"}, Pattern: `^[A-Z]{3,8}$`}},
-				"percentOff":     {Value: &openapi3.Schema{Type: &openapi3.Types{"integer"}, Min: openapi3.Float64Ptr(1)}},
-				"amountOffCents": {Value: &openapi3.Schema{Type: &openapi3.Types{"integer"}, Min: openapi3.Float64Ptr(1)}},
+				"percentOff":     {Value: &openapi3.Schema{Type: &openapi3.Types{"integer"}, Min: openapi3.Ptr[float64](1)}},
+				"amountOffCents": {Value: &openapi3.Schema{Type: &openapi3.Types{"integer"}, Min: openapi3.Ptr[float64](1)}},
 			},
 			OneOf: openapi3.SchemaRefs{{Value: &openapi3.Schema{Required: []string{"percentOff"}}}, {Value: &openapi3.Schema{Required: []string{"amountOffCents"}}}}},
 			func(v any) bool {

@@ -14,10 +14,7 @@ import (
 // → "P"), "?" when the name has no letter or digit. Nothing else about the
 // person is in the picture.
 func initials(name string) string {
-	var words []string
-	for _, w := range strings.FieldsFunc(name, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		words = append(words, w)
-	}
+	words := strings.FieldsFunc(name, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	first := func(w string) string {
 		for _, r := range w {
 			return string(unicode.ToUpper(r))

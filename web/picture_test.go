@@ -237,7 +237,7 @@ func TestAvatarSVG(t *testing.T) {
 			t.Errorf("the avatar contains %q: %s", s, svg)
 		}
 	}
-	if avatarColor("usr_a") != avatarColor("usr_a") || avatarColor("usr_a") == avatarColor("usr_b") {
+	if a, again := avatarColor("usr_a"), avatarColor("usr_a"); a != again || a == avatarColor("usr_b") {
 		t.Error("the colour is not a function of the subject")
 	}
 	if !strings.Contains(string(avatarSVG("usr_a", "Someone Else")), avatarColor("usr_a")) {
