@@ -796,8 +796,10 @@ type OAuthApplication struct {
 // OAuthApplicationCreate defines model for OAuthApplicationCreate.
 type OAuthApplicationCreate struct {
 	// Confidential A confidential application gets a secret (client_secret_post).
-	Confidential *bool  `json:"confidential,omitempty"`
-	Name         string `json:"name"`
+	Confidential *bool `json:"confidential,omitempty"`
+
+	// Name Shown on the consent page; no control, bidirectional-override or zero-width characters.
+	Name string `json:"name"`
 
 	// RedirectUris Absolute URIs: https, or http on a loopback host (127.0.0.1,
 	// [::1] or localhost, whose port may differ at authorization).
@@ -822,6 +824,7 @@ type OAuthApplicationSecret struct {
 
 // OAuthApplicationUpdate defines model for OAuthApplicationUpdate.
 type OAuthApplicationUpdate struct {
+	// Name Shown on the consent page; no control, bidirectional-override or zero-width characters.
 	Name *string `json:"name,omitempty"`
 
 	// RedirectUris As for creation.
@@ -1280,7 +1283,7 @@ type ListCouponsParams struct {
 
 // CreateCouponParams defines parameters for CreateCoupon.
 type CreateCouponParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1295,25 +1298,25 @@ type ListCoursesParams struct {
 
 // CreateCourseParams defines parameters for CreateCourse.
 type CreateCourseParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // PublishCourseParams defines parameters for PublishCourse.
 type PublishCourseParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CreateSectionParams defines parameters for CreateSection.
 type CreateSectionParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // UnpublishCourseParams defines parameters for UnpublishCourse.
 type UnpublishCourseParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1328,13 +1331,13 @@ type ListDigitalProductsParams struct {
 
 // CreateDigitalProductParams defines parameters for CreateDigitalProduct.
 type CreateDigitalProductParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // EnrollStudentParams defines parameters for EnrollStudent.
 type EnrollStudentParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1349,7 +1352,7 @@ type ListEventsParams struct {
 
 // CreateEventParams defines parameters for CreateEvent.
 type CreateEventParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1360,7 +1363,7 @@ type UploadFileMultipartBody struct {
 
 // UploadFileParams defines parameters for UploadFile.
 type UploadFileParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1393,7 +1396,7 @@ type ListLecturersParams struct {
 
 // CreateLecturerParams defines parameters for CreateLecturer.
 type CreateLecturerParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1411,7 +1414,7 @@ type ListMembersParams struct {
 
 // GrantRoleParams defines parameters for GrantRole.
 type GrantRoleParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1426,7 +1429,7 @@ type ListMembershipPlansParams struct {
 
 // CreateMembershipPlanParams defines parameters for CreateMembershipPlan.
 type CreateMembershipPlanParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1441,13 +1444,13 @@ type ListOAuthApplicationsParams struct {
 
 // CreateOAuthApplicationParams defines parameters for CreateOAuthApplication.
 type CreateOAuthApplicationParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // RotateOAuthApplicationSecretParams defines parameters for RotateOAuthApplicationSecret.
 type RotateOAuthApplicationSecretParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1471,7 +1474,7 @@ type ListPagesParams struct {
 
 // CreatePageParams defines parameters for CreatePage.
 type CreatePageParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1486,13 +1489,13 @@ type ListPostsParams struct {
 
 // CreatePostParams defines parameters for CreatePost.
 type CreatePostParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CreateLectureParams defines parameters for CreateLecture.
 type CreateLectureParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1521,13 +1524,13 @@ type ListSubscriptionsParams struct {
 
 // CreateSubscriptionParams defines parameters for CreateSubscription.
 type CreateSubscriptionParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CancelSubscriptionParams defines parameters for CancelSubscription.
 type CancelSubscriptionParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
