@@ -248,3 +248,26 @@ func TestAvatarSVG(t *testing.T) {
 		t.Errorf("a name without letters: %s", got)
 	}
 }
+
+// The cost of one upload's redraw, which decodeSlots bounds per core: a
+// photograph-sized JPEG and a large PNG.
+func BenchmarkProcessPicture(b *testing.B) {
+	for _, tc := range []struct {
+		name, mediaType string
+		data            []byte
+	}{
+		{"jpeg 3000x2000", "image/jpeg", encodeJPEG(b, testImage(3000, 2000))},
+		{"png 1600x1600", "image/png", encodePNG(b, testImage(1600, 1600))},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			if len(tc.data) > MaxPictureBytes {
+				b.Skipf("%d bytes: over the upload limit", len(tc.data))
+			}
+			for b.Loop() {
+				if _, err := processPicture(context.Background(), tc.mediaType, tc.data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
