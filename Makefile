@@ -1,8 +1,11 @@
 # Lectern: the two commands on a fresh machine are `make run` and `make test`.
 GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# The OpenAPI linter, from the npm registry at an exact version (needs
+# Node.js 20 or later and npx).
+REDOCLY     ?= @redocly/cli@2.77.0
 
-.PHONY: run test test-short bench lint build clean
+.PHONY: run test test-short bench lint lint-openapi build clean
 
 ## run: serve the embedded default (SQLite + in-memory cache under ./data, demo seed)
 run:
@@ -23,11 +26,24 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
 	scripts/bench-load.sh
 
-## lint: gofmt, go vet, staticcheck
-lint:
+## lint: gofmt, go vet, staticcheck, and the OpenAPI document (lint-openapi)
+lint: lint-openapi
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path './data/*')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+
+## lint-openapi: Redocly's linter on adminapi/openapi.yaml (rules: redocly.yaml).
+## Without npx it is skipped with a notice, except in CI (CI set), where
+## .ci/run provides Node.js and a missing npx is an error.
+lint-openapi:
+	@if command -v npx >/dev/null 2>&1; then \
+		echo "npx $(REDOCLY) lint adminapi/openapi.yaml"; \
+		REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true npx --yes $(REDOCLY) lint --config redocly.yaml adminapi/openapi.yaml; \
+	elif [ -n "$$CI" ]; then \
+		echo "lint-openapi: npx (Node.js 20 or later) is required in CI"; exit 1; \
+	else \
+		echo "lint-openapi: skipped, npx (Node.js 20 or later) not found; CI runs it"; \
+	fi
 
 clean:
 	rm -rf bin data

@@ -5,10 +5,28 @@ import (
 	"time"
 )
 
-// maxPeriod bounds an analytics period.
-const maxPeriod = 366 * 24 * time.Hour
+// maxPeriod bounds an analytics period; defaultPeriod is the one asked
+// for without from.
+const (
+	maxPeriod     = 366 * 24 * time.Hour
+	defaultPeriod = 30 * 24 * time.Hour
+)
 
-func period(from, to time.Time) error {
+// period resolves the period's bounds: to defaults to now, from to 30 days
+// before to.
+func (h *Handler) period(fromParam *From, toParam *To) (from, to time.Time, err error) {
+	to = h.now().UTC().Truncate(time.Second)
+	if toParam != nil {
+		to = *toParam
+	}
+	from = to.Add(-defaultPeriod)
+	if fromParam != nil {
+		from = *fromParam
+	}
+	return from, to, checkPeriod(from, to)
+}
+
+func checkPeriod(from, to time.Time) error {
 	switch {
 	case !to.After(from):
 		return errBadRequest("to must be after from", InvalidField{Field: "to", Message: "must be after from"})
@@ -21,8 +39,8 @@ func period(from, to time.Time) error {
 // GetSalesSummary implements GET /analytics/sales (analytics:read): orders
 // created in [from, to).
 func (h *Handler) GetSalesSummary(ctx context.Context, req GetSalesSummaryRequestObject) (GetSalesSummaryResponseObject, error) {
-	from, to := req.Params.From, req.Params.To
-	if err := period(from, to); err != nil {
+	from, to, err := h.period(req.Params.From, req.Params.To)
+	if err != nil {
 		return nil, err
 	}
 	s, err := h.store.SalesSummary(ctx, siteOf(ctx), from, to)
@@ -36,8 +54,8 @@ func (h *Handler) GetSalesSummary(ctx context.Context, req GetSalesSummaryReques
 // GetEnrollmentSummary implements GET /analytics/enrollments
 // (analytics:read): enrollments created in [from, to), per course.
 func (h *Handler) GetEnrollmentSummary(ctx context.Context, req GetEnrollmentSummaryRequestObject) (GetEnrollmentSummaryResponseObject, error) {
-	from, to := req.Params.From, req.Params.To
-	if err := period(from, to); err != nil {
+	from, to, err := h.period(req.Params.From, req.Params.To)
+	if err != nil {
 		return nil, err
 	}
 	rows, err := h.store.EnrollmentSummary(ctx, siteOf(ctx), from, to)

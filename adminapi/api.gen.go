@@ -55,6 +55,21 @@ func (e ClientType) Valid() bool {
 	}
 }
 
+// Defines values for EnrollmentUpdateLifetimeAccess.
+const (
+	EnrollmentUpdateLifetimeAccessTrue EnrollmentUpdateLifetimeAccess = true
+)
+
+// Valid indicates whether the value is a known member of the EnrollmentUpdateLifetimeAccess enum.
+func (e EnrollmentUpdateLifetimeAccess) Valid() bool {
+	switch e {
+	case EnrollmentUpdateLifetimeAccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MemberScope.
 const (
 	MemberScopeAccountRead  MemberScope = "account:read"
@@ -293,7 +308,14 @@ type CouponCreate struct {
 	ExpiresAt      *time.Time `json:"expiresAt,omitempty"`
 	MaxRedemptions *int       `json:"maxRedemptions,omitempty"`
 	PercentOff     *int       `json:"percentOff,omitempty"`
+	union          json.RawMessage
 }
+
+// CouponCreate0 defines model for CouponCreate.0.
+type CouponCreate0 = interface{}
+
+// CouponCreate1 defines model for CouponCreate.1.
+type CouponCreate1 = interface{}
 
 // CouponList defines model for CouponList.
 type CouponList struct {
@@ -457,10 +479,15 @@ type Enrollment struct {
 
 // EnrollmentCreate defines model for EnrollmentCreate.
 type EnrollmentCreate struct {
-	CourseId int64               `json:"courseId"`
-	Email    openapi_types.Email `json:"email"`
+	// CourseId A course of this site.
+	CourseId int64 `json:"courseId"`
 
-	// ExpiresAt Left out for lifetime access.
+	// Email The e-mail address of an existing account (matched case-insensitively); an address no account has is 422.
+	//
+	// Example: student@demo.test
+	Email openapi_types.Email `json:"email"`
+
+	// ExpiresAt In the future; left out for lifetime access.
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 }
 
@@ -472,11 +499,22 @@ type EnrollmentSummary struct {
 	Total   int                     `json:"total"`
 }
 
-// EnrollmentUpdate Exactly one of expiresAt and lifetimeAccess (true).
+// EnrollmentUpdate Exactly one of expiresAt (in the future) and lifetimeAccess (true).
 type EnrollmentUpdate struct {
-	ExpiresAt      *time.Time `json:"expiresAt,omitempty"`
-	LifetimeAccess *bool      `json:"lifetimeAccess,omitempty"`
+	// ExpiresAt In the future.
+	ExpiresAt      *time.Time                      `json:"expiresAt,omitempty"`
+	LifetimeAccess *EnrollmentUpdateLifetimeAccess `json:"lifetimeAccess,omitempty"`
+	union          json.RawMessage
 }
+
+// EnrollmentUpdateLifetimeAccess defines model for EnrollmentUpdate.LifetimeAccess.
+type EnrollmentUpdateLifetimeAccess bool
+
+// EnrollmentUpdate0 defines model for EnrollmentUpdate.0.
+type EnrollmentUpdate0 = interface{}
+
+// EnrollmentUpdate1 defines model for EnrollmentUpdate.1.
+type EnrollmentUpdate1 = interface{}
 
 // Event defines model for Event.
 type Event struct {
@@ -507,11 +545,11 @@ type EventCreate struct {
 	Currency    *Currency `json:"currency,omitempty"`
 	Description *string   `json:"description,omitempty"`
 
-	// EndsAt After startsAt.
-	EndsAt     time.Time `json:"endsAt"`
-	Location   *string   `json:"location,omitempty"`
-	PriceCents *int64    `json:"priceCents,omitempty"`
-	Public     *bool     `json:"public,omitempty"`
+	// EndsAt After startsAt; one hour after startsAt when left out.
+	EndsAt     *time.Time `json:"endsAt,omitempty"`
+	Location   *string    `json:"location,omitempty"`
+	PriceCents *int64     `json:"priceCents,omitempty"`
+	Public     *bool      `json:"public,omitempty"`
 
 	// Slug Lower-case letters, digits and single hyphens; unique among its kind at the site.
 	Slug     Slug               `json:"slug"`
@@ -761,10 +799,15 @@ type OAuthApplication struct {
 // OAuthApplicationCreate defines model for OAuthApplicationCreate.
 type OAuthApplicationCreate struct {
 	// Confidential A confidential application gets a secret (client_secret_post).
-	Confidential *bool  `json:"confidential,omitempty"`
-	Name         string `json:"name"`
+	Confidential *bool `json:"confidential,omitempty"`
 
-	// RedirectUris https URIs, or loopback http URIs (any port).
+	// Name Shown on the consent page; no control, bidirectional-override or zero-width characters.
+	Name string `json:"name"`
+
+	// RedirectUris Absolute URIs: https, or http on a loopback host (127.0.0.1,
+	// [::1] or localhost, whose port may differ at authorization).
+	// No fragment, no user information, no `.` or `..` segments,
+	// RFC 3986 characters only; ports 1-65535.
 	RedirectUris []string `json:"redirectUris"`
 
 	// ResourceServer One of the site's resource servers: it may introspect (RFC 7662) the access tokens of every client of the site. Other applications introspect only their own tokens. Confidential applications only (422 otherwise).
@@ -787,7 +830,10 @@ type OAuthApplicationSecret struct {
 
 // OAuthApplicationUpdate defines model for OAuthApplicationUpdate.
 type OAuthApplicationUpdate struct {
-	Name         *string   `json:"name,omitempty"`
+	// Name Shown on the consent page; no control, bidirectional-override or zero-width characters.
+	Name *string `json:"name,omitempty"`
+
+	// RedirectUris As for creation.
 	RedirectUris *[]string `json:"redirectUris,omitempty"`
 
 	// ResourceServer One of the site's resource servers: it may introspect (RFC 7662) the access tokens of every client of the site. Other applications introspect only their own tokens. Confidential applications only (422 otherwise).
@@ -966,6 +1012,9 @@ type Role string
 
 // RoleGrant defines model for RoleGrant.
 type RoleGrant struct {
+	// Email The e-mail address of an existing account (matched case-insensitively); an address no account has is 422.
+	//
+	// Example: student@demo.test
 	Email openapi_types.Email `json:"email"`
 	Role  Role                `json:"role"`
 }
@@ -1082,9 +1131,15 @@ type SubscriptionCancel struct {
 // SubscriptionCreate defines model for SubscriptionCreate.
 type SubscriptionCreate struct {
 	// CurrentPeriodEnd In the future.
-	CurrentPeriodEnd time.Time           `json:"currentPeriodEnd"`
-	Email            openapi_types.Email `json:"email"`
-	PlanId           int64               `json:"planId"`
+	CurrentPeriodEnd time.Time `json:"currentPeriodEnd"`
+
+	// Email The e-mail address of an existing account (matched case-insensitively); an address no account has is 422.
+	//
+	// Example: student@demo.test
+	Email openapi_types.Email `json:"email"`
+
+	// PlanId A membership plan of this site.
+	PlanId int64 `json:"planId"`
 }
 
 // SubscriptionList defines model for SubscriptionList.
@@ -1102,6 +1157,9 @@ type ClientId = string
 
 // CommentId defines model for CommentId.
 type CommentId = int64
+
+// ConfidentialClientId defines model for ConfidentialClientId.
+type ConfidentialClientId = string
 
 // CouponId defines model for CouponId.
 type CouponId = int64
@@ -1166,6 +1224,9 @@ type To = time.Time
 // UserId defines model for UserId.
 type UserId = string
 
+// AccountRequired An RFC 9457 problem document.
+type AccountRequired = Problem
+
 // BadRequest An RFC 9457 problem document.
 type BadRequest = Problem
 
@@ -1195,20 +1256,20 @@ type ValidationFailed = Problem
 
 // GetEnrollmentSummaryParams defines parameters for GetEnrollmentSummary.
 type GetEnrollmentSummaryParams struct {
-	// From Start of the period (inclusive).
-	From From `form:"from" json:"from"`
+	// From Start of the period (inclusive). Default 30 days before `to`.
+	From *From `form:"from,omitempty" json:"from,omitempty"`
 
-	// To End of the period (exclusive); at most 366 days after from.
-	To To `form:"to" json:"to"`
+	// To End of the period (exclusive), after `from` and at most 366 days after it (else 400). Default now.
+	To *To `form:"to,omitempty" json:"to,omitempty"`
 }
 
 // GetSalesSummaryParams defines parameters for GetSalesSummary.
 type GetSalesSummaryParams struct {
-	// From Start of the period (inclusive).
-	From From `form:"from" json:"from"`
+	// From Start of the period (inclusive). Default 30 days before `to`.
+	From *From `form:"from,omitempty" json:"from,omitempty"`
 
-	// To End of the period (exclusive); at most 366 days after from.
-	To To `form:"to" json:"to"`
+	// To End of the period (exclusive), after `from` and at most 366 days after it (else 400). Default now.
+	To *To `form:"to,omitempty" json:"to,omitempty"`
 }
 
 // ListCommentsParams defines parameters for ListComments.
@@ -1237,7 +1298,7 @@ type ListCouponsParams struct {
 
 // CreateCouponParams defines parameters for CreateCoupon.
 type CreateCouponParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1252,25 +1313,25 @@ type ListCoursesParams struct {
 
 // CreateCourseParams defines parameters for CreateCourse.
 type CreateCourseParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // PublishCourseParams defines parameters for PublishCourse.
 type PublishCourseParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CreateSectionParams defines parameters for CreateSection.
 type CreateSectionParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // UnpublishCourseParams defines parameters for UnpublishCourse.
 type UnpublishCourseParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1285,13 +1346,13 @@ type ListDigitalProductsParams struct {
 
 // CreateDigitalProductParams defines parameters for CreateDigitalProduct.
 type CreateDigitalProductParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // EnrollStudentParams defines parameters for EnrollStudent.
 type EnrollStudentParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1306,7 +1367,7 @@ type ListEventsParams struct {
 
 // CreateEventParams defines parameters for CreateEvent.
 type CreateEventParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1317,7 +1378,7 @@ type UploadFileMultipartBody struct {
 
 // UploadFileParams defines parameters for UploadFile.
 type UploadFileParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1350,7 +1411,7 @@ type ListLecturersParams struct {
 
 // CreateLecturerParams defines parameters for CreateLecturer.
 type CreateLecturerParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1368,7 +1429,7 @@ type ListMembersParams struct {
 
 // GrantRoleParams defines parameters for GrantRole.
 type GrantRoleParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1383,7 +1444,7 @@ type ListMembershipPlansParams struct {
 
 // CreateMembershipPlanParams defines parameters for CreateMembershipPlan.
 type CreateMembershipPlanParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1398,13 +1459,13 @@ type ListOAuthApplicationsParams struct {
 
 // CreateOAuthApplicationParams defines parameters for CreateOAuthApplication.
 type CreateOAuthApplicationParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // RotateOAuthApplicationSecretParams defines parameters for RotateOAuthApplicationSecret.
 type RotateOAuthApplicationSecretParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1428,7 +1489,7 @@ type ListPagesParams struct {
 
 // CreatePageParams defines parameters for CreatePage.
 type CreatePageParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1443,13 +1504,13 @@ type ListPostsParams struct {
 
 // CreatePostParams defines parameters for CreatePost.
 type CreatePostParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CreateLectureParams defines parameters for CreateLecture.
 type CreateLectureParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1478,13 +1539,13 @@ type ListSubscriptionsParams struct {
 
 // CreateSubscriptionParams defines parameters for CreateSubscription.
 type CreateSubscriptionParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CancelSubscriptionParams defines parameters for CancelSubscription.
 type CancelSubscriptionParams struct {
-	// IdempotencyKey Makes a retried POST safe; see the API description.
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1580,6 +1641,308 @@ type CreateSubscriptionJSONRequestBody = SubscriptionCreate
 
 // CancelSubscriptionJSONRequestBody defines body for CancelSubscription for application/json ContentType.
 type CancelSubscriptionJSONRequestBody = SubscriptionCancel
+
+// AsCouponCreate0 returns the union data inside the CouponCreate as a CouponCreate0
+func (t CouponCreate) AsCouponCreate0() (CouponCreate0, error) {
+	var body CouponCreate0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCouponCreate0 overwrites any union data inside the CouponCreate as the provided CouponCreate0
+func (t *CouponCreate) FromCouponCreate0(v CouponCreate0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCouponCreate0 performs a merge with any union data inside the CouponCreate, using the provided CouponCreate0
+func (t *CouponCreate) MergeCouponCreate0(v CouponCreate0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCouponCreate1 returns the union data inside the CouponCreate as a CouponCreate1
+func (t CouponCreate) AsCouponCreate1() (CouponCreate1, error) {
+	var body CouponCreate1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCouponCreate1 overwrites any union data inside the CouponCreate as the provided CouponCreate1
+func (t *CouponCreate) FromCouponCreate1(v CouponCreate1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCouponCreate1 performs a merge with any union data inside the CouponCreate, using the provided CouponCreate1
+func (t *CouponCreate) MergeCouponCreate1(v CouponCreate1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CouponCreate) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.Active != nil {
+		object["active"], err = json.Marshal(t.Active)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'active': %w", err)
+		}
+	}
+
+	if t.AmountOffCents != nil {
+		object["amountOffCents"], err = json.Marshal(t.AmountOffCents)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'amountOffCents': %w", err)
+		}
+	}
+
+	object["code"], err = json.Marshal(t.Code)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'code': %w", err)
+	}
+
+	if t.Currency != nil {
+		object["currency"], err = json.Marshal(t.Currency)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'currency': %w", err)
+		}
+	}
+
+	if t.Description != nil {
+		object["description"], err = json.Marshal(t.Description)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'description': %w", err)
+		}
+	}
+
+	if t.ExpiresAt != nil {
+		object["expiresAt"], err = json.Marshal(t.ExpiresAt)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'expiresAt': %w", err)
+		}
+	}
+
+	if t.MaxRedemptions != nil {
+		object["maxRedemptions"], err = json.Marshal(t.MaxRedemptions)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'maxRedemptions': %w", err)
+		}
+	}
+
+	if t.PercentOff != nil {
+		object["percentOff"], err = json.Marshal(t.PercentOff)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'percentOff': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *CouponCreate) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["active"]; found {
+		err = json.Unmarshal(raw, &t.Active)
+		if err != nil {
+			return fmt.Errorf("error reading 'active': %w", err)
+		}
+	}
+
+	if raw, found := object["amountOffCents"]; found {
+		err = json.Unmarshal(raw, &t.AmountOffCents)
+		if err != nil {
+			return fmt.Errorf("error reading 'amountOffCents': %w", err)
+		}
+	}
+
+	if raw, found := object["code"]; found {
+		err = json.Unmarshal(raw, &t.Code)
+		if err != nil {
+			return fmt.Errorf("error reading 'code': %w", err)
+		}
+	}
+
+	if raw, found := object["currency"]; found {
+		err = json.Unmarshal(raw, &t.Currency)
+		if err != nil {
+			return fmt.Errorf("error reading 'currency': %w", err)
+		}
+	}
+
+	if raw, found := object["description"]; found {
+		err = json.Unmarshal(raw, &t.Description)
+		if err != nil {
+			return fmt.Errorf("error reading 'description': %w", err)
+		}
+	}
+
+	if raw, found := object["expiresAt"]; found {
+		err = json.Unmarshal(raw, &t.ExpiresAt)
+		if err != nil {
+			return fmt.Errorf("error reading 'expiresAt': %w", err)
+		}
+	}
+
+	if raw, found := object["maxRedemptions"]; found {
+		err = json.Unmarshal(raw, &t.MaxRedemptions)
+		if err != nil {
+			return fmt.Errorf("error reading 'maxRedemptions': %w", err)
+		}
+	}
+
+	if raw, found := object["percentOff"]; found {
+		err = json.Unmarshal(raw, &t.PercentOff)
+		if err != nil {
+			return fmt.Errorf("error reading 'percentOff': %w", err)
+		}
+	}
+
+	return err
+}
+
+// AsEnrollmentUpdate0 returns the union data inside the EnrollmentUpdate as a EnrollmentUpdate0
+func (t EnrollmentUpdate) AsEnrollmentUpdate0() (EnrollmentUpdate0, error) {
+	var body EnrollmentUpdate0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromEnrollmentUpdate0 overwrites any union data inside the EnrollmentUpdate as the provided EnrollmentUpdate0
+func (t *EnrollmentUpdate) FromEnrollmentUpdate0(v EnrollmentUpdate0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeEnrollmentUpdate0 performs a merge with any union data inside the EnrollmentUpdate, using the provided EnrollmentUpdate0
+func (t *EnrollmentUpdate) MergeEnrollmentUpdate0(v EnrollmentUpdate0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsEnrollmentUpdate1 returns the union data inside the EnrollmentUpdate as a EnrollmentUpdate1
+func (t EnrollmentUpdate) AsEnrollmentUpdate1() (EnrollmentUpdate1, error) {
+	var body EnrollmentUpdate1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromEnrollmentUpdate1 overwrites any union data inside the EnrollmentUpdate as the provided EnrollmentUpdate1
+func (t *EnrollmentUpdate) FromEnrollmentUpdate1(v EnrollmentUpdate1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeEnrollmentUpdate1 performs a merge with any union data inside the EnrollmentUpdate, using the provided EnrollmentUpdate1
+func (t *EnrollmentUpdate) MergeEnrollmentUpdate1(v EnrollmentUpdate1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t EnrollmentUpdate) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.ExpiresAt != nil {
+		object["expiresAt"], err = json.Marshal(t.ExpiresAt)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'expiresAt': %w", err)
+		}
+	}
+
+	if t.LifetimeAccess != nil {
+		object["lifetimeAccess"], err = json.Marshal(t.LifetimeAccess)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'lifetimeAccess': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *EnrollmentUpdate) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["expiresAt"]; found {
+		err = json.Unmarshal(raw, &t.ExpiresAt)
+		if err != nil {
+			return fmt.Errorf("error reading 'expiresAt': %w", err)
+		}
+	}
+
+	if raw, found := object["lifetimeAccess"]; found {
+		err = json.Unmarshal(raw, &t.LifetimeAccess)
+		if err != nil {
+			return fmt.Errorf("error reading 'lifetimeAccess': %w", err)
+		}
+	}
+
+	return err
+}
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -1765,7 +2128,7 @@ type ServerInterface interface {
 	UpdateOAuthApplication(ctx echo.Context, clientId ClientId) error
 	// RotateOAuthApplicationSecret Give a confidential application a new secret
 	// (POST /oauth-applications/{clientId}/rotate-secret)
-	RotateOAuthApplicationSecret(ctx echo.Context, clientId ClientId, params RotateOAuthApplicationSecretParams) error
+	RotateOAuthApplicationSecret(ctx echo.Context, clientId ConfidentialClientId, params RotateOAuthApplicationSecretParams) error
 	// ListOrders List orders, newest first
 	// (GET /orders)
 	ListOrders(ctx echo.Context, params ListOrdersParams) error
@@ -1848,16 +2211,16 @@ func (w *ServerInterfaceWrapper) GetEnrollmentSummary(ctx echo.Context) error {
 
 	// Parameter object where we will unmarshal all parameters from the context
 	var params GetEnrollmentSummaryParams
-	// ------------- Required query parameter "from" -------------
+	// ------------- Optional query parameter "from" -------------
 
-	err = runtime.BindQueryParameterWithOptions("form", true, true, "from", ctx.QueryParams(), &params.From, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "from", ctx.QueryParams(), &params.From, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter from: %s", err))
 	}
 
-	// ------------- Required query parameter "to" -------------
+	// ------------- Optional query parameter "to" -------------
 
-	err = runtime.BindQueryParameterWithOptions("form", true, true, "to", ctx.QueryParams(), &params.To, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "to", ctx.QueryParams(), &params.To, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter to: %s", err))
 	}
@@ -1873,16 +2236,16 @@ func (w *ServerInterfaceWrapper) GetSalesSummary(ctx echo.Context) error {
 
 	// Parameter object where we will unmarshal all parameters from the context
 	var params GetSalesSummaryParams
-	// ------------- Required query parameter "from" -------------
+	// ------------- Optional query parameter "from" -------------
 
-	err = runtime.BindQueryParameterWithOptions("form", true, true, "from", ctx.QueryParams(), &params.From, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "from", ctx.QueryParams(), &params.From, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter from: %s", err))
 	}
 
-	// ------------- Required query parameter "to" -------------
+	// ------------- Optional query parameter "to" -------------
 
-	err = runtime.BindQueryParameterWithOptions("form", true, true, "to", ctx.QueryParams(), &params.To, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "to", ctx.QueryParams(), &params.To, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter to: %s", err))
 	}
@@ -3135,7 +3498,7 @@ func (w *ServerInterfaceWrapper) UpdateOAuthApplication(ctx echo.Context) error 
 func (w *ServerInterfaceWrapper) RotateOAuthApplicationSecret(ctx echo.Context) error {
 	var err error
 	// ------------- Path parameter "clientId" -------------
-	var clientId ClientId
+	var clientId ConfidentialClientId
 
 	err = runtime.BindStyledParameterWithOptions("simple", "clientId", ctx.Param("clientId"), &clientId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
@@ -3792,6 +4155,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.PATCH(options.BaseURL+"/pages/:pageId", wrapper.UpdatePage, options.OperationMiddlewares["updatePage"]...)
 
 }
+
+type AccountRequiredApplicationProblemPlusJSONResponse Problem
 
 type BadRequestApplicationProblemPlusJSONResponse Problem
 
@@ -6647,7 +7012,7 @@ func (response EnrollStudent409ApplicationProblemPlusJSONResponse) VisitEnrollSt
 }
 
 type EnrollStudent422ApplicationProblemPlusJSONResponse struct {
-	ValidationFailedApplicationProblemPlusJSONResponse
+	AccountRequiredApplicationProblemPlusJSONResponse
 }
 
 func (response EnrollStudent422ApplicationProblemPlusJSONResponse) VisitEnrollStudentResponse(w http.ResponseWriter) error {
@@ -8873,7 +9238,7 @@ func (response GrantRole403ApplicationProblemPlusJSONResponse) VisitGrantRoleRes
 }
 
 type GrantRole422ApplicationProblemPlusJSONResponse struct {
-	ValidationFailedApplicationProblemPlusJSONResponse
+	AccountRequiredApplicationProblemPlusJSONResponse
 }
 
 func (response GrantRole422ApplicationProblemPlusJSONResponse) VisitGrantRoleResponse(w http.ResponseWriter) error {
@@ -10182,7 +10547,7 @@ func (response UpdateOAuthApplication422ApplicationProblemPlusJSONResponse) Visi
 }
 
 type RotateOAuthApplicationSecretRequestObject struct {
-	ClientId ClientId `json:"clientId"`
+	ClientId ConfidentialClientId `json:"clientId"`
 	Params   RotateOAuthApplicationSecretParams
 }
 
@@ -12462,7 +12827,7 @@ func (response CreateSubscription403ApplicationProblemPlusJSONResponse) VisitCre
 }
 
 type CreateSubscription422ApplicationProblemPlusJSONResponse struct {
-	ValidationFailedApplicationProblemPlusJSONResponse
+	AccountRequiredApplicationProblemPlusJSONResponse
 }
 
 func (response CreateSubscription422ApplicationProblemPlusJSONResponse) VisitCreateSubscriptionResponse(w http.ResponseWriter) error {
@@ -14952,7 +15317,7 @@ func (sh *strictHandler) UpdateOAuthApplication(ctx echo.Context, clientId Clien
 }
 
 // RotateOAuthApplicationSecret operation middleware
-func (sh *strictHandler) RotateOAuthApplicationSecret(ctx echo.Context, clientId ClientId, params RotateOAuthApplicationSecretParams) error {
+func (sh *strictHandler) RotateOAuthApplicationSecret(ctx echo.Context, clientId ConfidentialClientId, params RotateOAuthApplicationSecretParams) error {
 	var request RotateOAuthApplicationSecretRequestObject
 
 	request.ClientId = clientId

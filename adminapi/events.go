@@ -2,6 +2,7 @@ package adminapi
 
 import (
 	"context"
+	"time"
 
 	"github.com/lectern/lectern/storage"
 )
@@ -40,11 +41,14 @@ func (h *Handler) ListEvents(ctx context.Context, req ListEventsRequestObject) (
 	return list[ListEvents200JSONResponse](ctx, h, events, req.Params.Cursor, req.Params.Limit)
 }
 
+// defaultEventLength is an event's length when endsAt is left out.
+const defaultEventLength = time.Hour
+
 // CreateEvent implements POST /events (events:write).
 func (h *Handler) CreateEvent(ctx context.Context, req CreateEventRequestObject) (CreateEventResponseObject, error) {
 	b := req.Body
 	e, err := events.create(ctx, h, &storage.Event{Slug: b.Slug, Title: b.Title, Description: orDefault(b.Description, ""),
-		Location: orDefault(b.Location, ""), StartsAt: b.StartsAt, EndsAt: b.EndsAt, PriceCents: orDefault(b.PriceCents, 0),
+		Location: orDefault(b.Location, ""), StartsAt: b.StartsAt, EndsAt: orDefault(b.EndsAt, b.StartsAt.Add(defaultEventLength)), PriceCents: orDefault(b.PriceCents, 0),
 		Currency: orDefault(b.Currency, "USD"), Capacity: orDefault(b.Capacity, 0), Public: orDefault(b.Public, true),
 		Status: string(orDefault(b.Status, PublicationStatusDraft))})
 	return CreateEvent201JSONResponse(e), err

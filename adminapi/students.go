@@ -141,7 +141,7 @@ func (h *Handler) EnrollStudent(ctx context.Context, req EnrollStudentRequestObj
 // (students:write): a new expiry, or lifetime access.
 func (h *Handler) UpdateEnrollment(ctx context.Context, req UpdateEnrollmentRequestObject) (UpdateEnrollmentResponseObject, error) {
 	b := req.Body
-	lifetime := b.LifetimeAccess != nil && *b.LifetimeAccess
+	lifetime := b.LifetimeAccess != nil && bool(*b.LifetimeAccess)
 	switch {
 	case b.ExpiresAt != nil && b.LifetimeAccess != nil:
 		return nil, invalidField("lifetimeAccess", "give either expiresAt or lifetimeAccess, not both")

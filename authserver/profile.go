@@ -10,6 +10,7 @@ import (
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
 
 // profileTTL bounds how stale cached claims may be; role and user changes
@@ -18,11 +19,14 @@ const profileTTL = time.Minute
 
 // Profile is a user's claims at one site: what userinfo and id_tokens say.
 type Profile struct {
-	UserID  string   `json:"sub"`
-	Email   string   `json:"email"`
-	Name    string   `json:"name"`
-	Picture string   `json:"picture"`
-	Roles   []string `json:"roles"`
+	UserID string `json:"sub"`
+	Email  string `json:"email"`
+	Name   string `json:"name"`
+	// Picture is the provider's picture URL, PictureFile the picture the
+	// person uploaded; the claim is made per site (userClaims).
+	Picture     string   `json:"picture"`
+	PictureFile string   `json:"picture_file,omitempty"`
+	Roles       []string `json:"roles"`
 }
 
 // profile returns the user's claims at site, from the cache when it can.
@@ -42,7 +46,7 @@ func (s *Server) profile(ctx context.Context, site tenant.ID, userID string) (*P
 	if err != nil {
 		return nil, err
 	}
-	p := &Profile{UserID: u.ID, Email: u.Email, Name: u.Name, Picture: u.Picture, Roles: roles}
+	p := &Profile{UserID: u.ID, Email: u.Email, Name: u.Name, Picture: u.Picture, PictureFile: u.PictureFile, Roles: roles}
 	if p.Roles == nil {
 		p.Roles = []string{}
 	}
@@ -66,7 +70,8 @@ type UserClaims struct {
 
 // userClaims builds the claims of p at site for scopes: email needs
 // "email", name and picture need "profile"; org_id and roles describe the
-// site and are always present.
+// site and are always present. Everyone has a picture: the uploaded one or
+// the generated avatar, at this site's origin (vocab.PictureURL).
 func userClaims(site *tenant.Site, p *Profile, scopes []string) UserClaims {
 	c := UserClaims{Subject: p.UserID, OrgID: OrgID(site), Roles: p.Roles}
 	if c.Roles == nil {
@@ -76,7 +81,7 @@ func userClaims(site *tenant.Site, p *Profile, scopes []string) UserClaims {
 		c.Email = p.Email
 	}
 	if slices.Contains(scopes, scope.Profile) {
-		c.Name, c.Picture = p.Name, p.Picture
+		c.Name, c.Picture = p.Name, vocab.PictureURL(site.Origin, p.UserID, p.PictureFile, p.Picture)
 	}
 	return c
 }

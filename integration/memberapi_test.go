@@ -35,7 +35,7 @@ const gqlEverything = `query Everything {
 	}
 	notifications { totalCount pageInfo { hasNextPage } nodes { id kind title body url createdAt readAt } }
 	unreadNotificationCount
-	notificationSubscriptions { topic channel enabled }
+	notificationSubscriptions { totalCount pageInfo { hasNextPage endCursor } nodes { topic channel enabled } }
 }`
 
 // Every field and connection answers the demo student's seeded data
@@ -140,8 +140,11 @@ func TestGQLMemberSeededData(t *testing.T) {
 			map[string]any{"topic": "course_updates", "channel": "email", "enabled": true},
 			map[string]any{"topic": "event_reminders", "channel": "push", "enabled": true},
 		}
-		if diff := cmp.Diff(wantSubs, d["notificationSubscriptions"]); diff != "" {
+		if diff := cmp.Diff(wantSubs, gqlPath(d, "notificationSubscriptions", "nodes")); diff != "" {
 			t.Errorf("notificationSubscriptions (-want +got):\n%s", diff)
+		}
+		if gqlPath(d, "notificationSubscriptions", "totalCount") != 3.0 || gqlPath(d, "notificationSubscriptions", "pageInfo", "hasNextPage") != false {
+			t.Errorf("notificationSubscriptions: %v", d["notificationSubscriptions"])
 		}
 		// The orders behind the purchases (DA-1001..DA-1004, coupon SPRING10,
 		// a partial refund) never show.
@@ -159,7 +162,8 @@ func TestGQLMemberSeededData(t *testing.T) {
 			gqlPath(ov, "enrolledCourses", "nodes", 0, "lastWatchedLecture") != nil ||
 			gqlPath(ov, "digitalProducts", "totalCount") != 0.0 || gqlPath(ov, "consultingServices", "totalCount") != 0.0 ||
 			gqlPath(ov, "eventRegistrations", "totalCount") != 0.0 || gqlPath(od, "notifications", "totalCount") != 0.0 ||
-			od["unreadNotificationCount"] != 0.0 || !cmp.Equal(od["notificationSubscriptions"], []any{}) {
+			od["unreadNotificationCount"] != 0.0 || gqlPath(od, "notificationSubscriptions", "totalCount") != 0.0 ||
+			!cmp.Equal(gqlPath(od, "notificationSubscriptions", "nodes"), []any{}) {
 			t.Errorf("Open School: %v", od)
 		}
 		if gqlPath(ov, "schools", 0, "isCurrent") != false || gqlPath(ov, "schools", 1, "isCurrent") != true {
@@ -208,6 +212,10 @@ func TestGQLMemberPagination(t *testing.T) {
 		if !cmp.Equal(courses, []string{"go-fundamentals", "web-security-essentials"}) {
 			t.Errorf("enrolledCourses pages: %v", courses)
 		}
+		subs := walk(`query($after: String) { notificationSubscriptions(first: 1, after: $after) { totalCount pageInfo { hasNextPage endCursor } nodes { key: topic } } }`, "notificationSubscriptions")
+		if !cmp.Equal(subs, []string{"announcements", "course_updates", "event_reminders"}) {
+			t.Errorf("notificationSubscriptions pages: %v", subs)
+		}
 		notes := walk(`query($after: String) { notifications(first: 1, after: $after) { totalCount pageInfo { hasNextPage endCursor } nodes { key: title } } }`, "notifications")
 		if !cmp.Equal(notes, []string{"Welcome to Demo Academy", "Live Q&A in two weeks", "New lecture in Go Fundamentals"}) {
 			t.Errorf("notifications pages: %v", notes)
@@ -230,6 +238,7 @@ func TestGQLMemberPagination(t *testing.T) {
 		for _, q := range []string{
 			`query($c: String) { notifications(after: $c) { totalCount } }`,
 			`query($c: String) { viewer { digitalProducts(after: $c) { totalCount } } }`,
+			`query($c: String) { notificationSubscriptions(after: $c) { totalCount } }`,
 		} {
 			r := gqlPost(t, ts, ts.academy(), tok, q, map[string]any{"c": cursor})
 			if r.status != 200 || !cmp.Equal(r.codes(), []string{"BAD_USER_INPUT"}) {
@@ -244,6 +253,42 @@ func TestGQLMemberPagination(t *testing.T) {
 }
 
 // The mutations change what the next query sees.
+// notificationSubscriptions is a connection (DESIGN §10), read with
+// account:read alone: the demo student's three settings come two to a
+// page, and the second page follows the first's endCursor.
+func TestGQLMemberNotificationSubscriptionsConnection(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ts := startServer(t, b, nil)
+		tok := ts.studentToken(t, ts.academy(), "account:read").AccessToken
+		const q = `query($after: String) { notificationSubscriptions(first: 2, after: $after) { nodes { topic channel enabled } pageInfo { hasNextPage endCursor } totalCount } }`
+		d := gqlQuery(t, ts, ts.academy(), tok, q, nil)
+		first := map[string]any{
+			"nodes": []any{
+				map[string]any{"topic": "announcements", "channel": "email", "enabled": false},
+				map[string]any{"topic": "course_updates", "channel": "email", "enabled": true},
+			},
+			"pageInfo":   map[string]any{"hasNextPage": true, "endCursor": gqlPath(d, "notificationSubscriptions", "pageInfo", "endCursor")},
+			"totalCount": 3.0,
+		}
+		if diff := cmp.Diff(first, d["notificationSubscriptions"]); diff != "" {
+			t.Fatalf("first page (-want +got):\n%s", diff)
+		}
+		end, _ := gqlPath(d, "notificationSubscriptions", "pageInfo", "endCursor").(string)
+		if end == "" {
+			t.Fatal("no endCursor on a page with nodes")
+		}
+		d = gqlQuery(t, ts, ts.academy(), tok, q, map[string]any{"after": end})
+		if diff := cmp.Diff([]any{map[string]any{"topic": "event_reminders", "channel": "push", "enabled": true}},
+			gqlPath(d, "notificationSubscriptions", "nodes")); diff != "" || gqlPath(d, "notificationSubscriptions", "pageInfo", "hasNextPage") != false {
+			t.Fatalf("second page: %v (-want +got):\n%s", d, diff)
+		}
+		r := gqlPost(t, ts, ts.academy(), tok, `{ notificationSubscriptions(first: 101) { totalCount } }`, nil)
+		if r.status != 200 || !cmp.Equal(r.codes(), []string{"BAD_USER_INPUT"}) {
+			t.Errorf("first: 101: %d %s; want a BAD_USER_INPUT field error", r.status, r.raw)
+		}
+	})
+}
+
 func TestGQLMemberMutations(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		ts := startServer(t, b, nil)
@@ -292,14 +337,14 @@ func TestGQLMemberMutations(t *testing.T) {
 			t.Errorf("updateNotificationSubscription: %v", d)
 		}
 		gqlQuery(t, ts, origin, tok, update, map[string]any{"t": "course_updates", "c": "push", "e": false})
-		d = gqlQuery(t, ts, origin, tok, `{ notificationSubscriptions { topic channel enabled } }`, nil)
+		d = gqlQuery(t, ts, origin, tok, `{ notificationSubscriptions { nodes { topic channel enabled } } }`, nil)
 		wantSubs := []any{
 			map[string]any{"topic": "announcements", "channel": "email", "enabled": true},
 			map[string]any{"topic": "course_updates", "channel": "email", "enabled": true},
 			map[string]any{"topic": "course_updates", "channel": "push", "enabled": false},
 			map[string]any{"topic": "event_reminders", "channel": "push", "enabled": true},
 		}
-		if diff := cmp.Diff(wantSubs, d["notificationSubscriptions"]); diff != "" {
+		if diff := cmp.Diff(wantSubs, gqlPath(d, "notificationSubscriptions", "nodes")); diff != "" {
 			t.Errorf("subscriptions after the updates (-want +got):\n%s", diff)
 		}
 		r := gqlPost(t, ts, origin, tok, update, map[string]any{"t": "made_up_topic", "c": "email", "e": true})
@@ -576,7 +621,7 @@ func TestGQLMemberProtection(t *testing.T) {
 		{"depth", http.MethodPost, "application/json", q(`{ __schema { types { ` + strings.Repeat("ofType { ", 20) + "name" + strings.Repeat(" }", 20) + ` } } }`), 400, "QUERY_TOO_COMPLEX"},
 		{"oversized query", http.MethodPost, "application/json", q(`{ viewer { id } }` + strings.Repeat(" ", 17<<10)), 400, "QUERY_TOO_LARGE"},
 		{"top-level fields", http.MethodPost, "application/json", q(`{ ` + aliases(11, "unreadNotificationCount") + ` }`), 400, "QUERY_TOO_COMPLEX"},
-		{"cost", http.MethodPost, "application/json", q(`{ viewer { ` + aliases(6, "enrolledCourses(first: 100) { nodes { slug } }") + ` } }`), 400, "QUERY_TOO_COMPLEX"},
+		{"cost", http.MethodPost, "application/json", q(`{ viewer { ` + aliases(7, "enrolledCourses(first: 100) { nodes { slug } }") + ` } }`), 400, "QUERY_TOO_COMPLEX"},
 		{"oversized body", http.MethodPost, "application/json", []byte(`{"query": "{ viewer { id } }", "extensions": {"pad": "` + strings.Repeat("x", 100<<10) + `"}}`), 413, "PAYLOAD_TOO_LARGE"},
 	}
 	for _, tc := range tests {

@@ -230,6 +230,32 @@ func TestWebBrowser(t *testing.T) {
 		student.screenshot("account-connections", false)
 		student.screenshot("account-connections", true)
 
+		// The account page shows the generated avatar; a picture chosen
+		// in the file input and submitted (the browser posts the form with
+		// its CSRF token, Origin: null and Sec-Fetch-Site: same-origin)
+		// replaces it.
+		student.navigate(academy + "/account")
+		if w := student.eval(`document.querySelector("#current-picture").naturalWidth`); w != 128.0 {
+			t.Errorf("the generated avatar shows %v pixels wide; want 128", w)
+		}
+		pic := filepath.Join(t.TempDir(), "me.png")
+		if err := os.WriteFile(pic, pictureImage(t, 300, 200), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		upCtx, upCancel := student.step()
+		if err := chromedp.Do(upCtx, chromedp.SetUploadFiles("#picture", []string{pic})); err != nil {
+			student.fail("choose a picture", err)
+		}
+		upCancel()
+		student.submit(`#picture-form button[type="submit"]`, http.StatusOK)
+		src, _ := student.eval(`document.querySelector("#current-picture").getAttribute("src")`).(string)
+		if !strings.HasPrefix(src, academy+"/avatars/usr_") || !strings.HasSuffix(src, ".png") || student.eval(`document.querySelector("#current-picture").naturalWidth`) != 200.0 {
+			t.Errorf("after the upload the page shows %q; want the uploaded picture, 200 px square", src)
+		}
+		student.screenshot("account", false)
+		student.screenshot("account", true)
+		student.navigate(academy + "/account/connections")
+
 		// The owner sees the connection among the site's.
 		owner.t = t
 		owner.navigate(academy + "/admin/developers/connections")

@@ -53,7 +53,8 @@ func TestWebSignInFirst(t *testing.T) {
 		t.Fatalf("after sign-in: Location %q, want /admin/settings", loc)
 	}
 	owner.expect("/admin/settings", http.StatusOK)
-	for path, want := range map[string]string{"/admin/": "/admin", "/account": "/account/connections", "/account/": "/account/connections"} {
+	owner.expect("/account", http.StatusOK)
+	for path, want := range map[string]string{"/admin/": "/admin", "/account/": "/account"} {
 		if loc := owner.expect(path, http.StatusSeeOther).Header.Get("Location"); loc != want {
 			t.Errorf("GET %s: Location %q, want %q", path, loc, want)
 		}

@@ -23,6 +23,7 @@ const (
 	kindConsulting   = "consulting-service"
 	kindRegistration = "event-registration"
 	kindNotification = "notification"
+	kindSubscription = "notification-subscription"
 )
 
 // pageArgs are the arguments of every connection field.
@@ -60,15 +61,24 @@ func decodeCursor(kind, cursor string) (int64, bool) {
 	return id, true
 }
 
+// first returns the page size the arguments ask for.
+func (a pageArgs) first() (int, error) {
+	if a.First == nil {
+		return DefaultPageSize, nil
+	}
+	first := int(*a.First)
+	if first < 1 || first > MaxPageSize {
+		return 0, badInput("first must be between 1 and %d (got %d)", MaxPageSize, first)
+	}
+	return first, nil
+}
+
 // page turns a connection's arguments into the storage page to ask for:
 // one row more than first, so that hasNextPage needs no second query.
 func (a pageArgs) page(kind string) (storage.Page, int, error) {
-	first := DefaultPageSize
-	if a.First != nil {
-		first = int(*a.First)
-		if first < 1 || first > MaxPageSize {
-			return storage.Page{}, 0, badInput("first must be between 1 and %d (got %d)", MaxPageSize, first)
-		}
+	first, err := a.first()
+	if err != nil {
+		return storage.Page{}, 0, err
 	}
 	p := storage.Page{Limit: first + 1}
 	if a.After != nil {
@@ -93,6 +103,12 @@ type connection[N any] struct {
 // newConnection builds the page from the rows storage returned for
 // page(): at most first+1 rows, the extra one meaning there is a next page.
 func newConnection[R, N any](kind string, rows []R, total, first int, id func(*R) int64, node func(*R) N) *connection[N] {
+	return newConnectionBy(rows, total, first, func(r *R) string { return encodeCursor(kind, id(r)) }, node)
+}
+
+// newConnectionBy is newConnection for rows whose keyset position is not
+// an ID: cursor makes the opaque cursor of a row.
+func newConnectionBy[R, N any](rows []R, total, first int, cursor func(*R) string, node func(*R) N) *connection[N] {
 	c := &connection[N]{total: total}
 	if len(rows) > first {
 		rows, c.hasNext = rows[:first], true
@@ -102,7 +118,7 @@ func newConnection[R, N any](kind string, rows []R, total, first int, id func(*R
 		c.nodes[i] = node(&rows[i])
 	}
 	if n := len(rows); n > 0 {
-		cur := encodeCursor(kind, id(&rows[n-1]))
+		cur := cursor(&rows[n-1])
 		c.endCursor = &cur
 	}
 	return c

@@ -2,6 +2,7 @@ package memberapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -244,19 +245,46 @@ func (f *fakeStore) MarkAllNotificationsRead(ctx context.Context, site tenant.ID
 	return n, nil
 }
 
-func (f *fakeStore) NotificationSubscriptions(ctx context.Context, site tenant.ID, userID string) ([]storage.NotificationSubscription, error) {
-	if err := f.call("NotificationSubscriptions"); err != nil {
+func (f *fakeStore) ListNotificationSubscriptions(ctx context.Context, site tenant.ID, userID string, p storage.SubscriptionPage) ([]storage.NotificationSubscription, int, error) {
+	if err := f.call("ListNotificationSubscriptions"); err != nil {
+		return nil, 0, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var mine []storage.NotificationSubscription
+	for _, s := range f.subs {
+		if s.SiteID == site && s.UserID == userID {
+			mine = append(mine, s)
+		}
+	}
+	slices.SortFunc(mine, func(a, b storage.NotificationSubscription) int {
+		return cmp.Or(strings.Compare(a.Topic, b.Topic), strings.Compare(a.Channel, b.Channel))
+	})
+	var out []storage.NotificationSubscription
+	for _, s := range mine {
+		if p.AfterTopic != "" && (s.Topic < p.AfterTopic || s.Topic == p.AfterTopic && s.Channel <= p.AfterChannel) {
+			continue
+		}
+		if len(out) == p.Limit {
+			break
+		}
+		out = append(out, s)
+	}
+	return out, len(mine), nil
+}
+
+func (f *fakeStore) NotificationSubscription(ctx context.Context, site tenant.ID, userID, topic, channel string) (*storage.NotificationSubscription, error) {
+	if err := f.call("NotificationSubscription"); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []storage.NotificationSubscription
 	for _, s := range f.subs {
-		if s.SiteID == site && s.UserID == userID {
-			out = append(out, s)
+		if s.SiteID == site && s.UserID == userID && s.Topic == topic && s.Channel == channel {
+			return &s, nil
 		}
 	}
-	return out, nil
+	return nil, storage.ErrNotFound
 }
 
 func (f *fakeStore) SetNotificationSubscription(ctx context.Context, sub *storage.NotificationSubscription) error {

@@ -33,7 +33,7 @@ func TestMemberAPIResolvesEveryRootField(t *testing.T) {
 		}
 		notifications { totalCount nodes { id title readAt } }
 		unreadNotificationCount
-		notificationSubscriptions { topic channel enabled }
+		notificationSubscriptions { totalCount nodes { topic channel enabled } }
 	}`, nil)
 	if r.status != 200 || len(r.Errors) != 0 {
 		t.Fatalf("status %d: %s", r.status, r.raw)
@@ -60,10 +60,10 @@ func TestMemberAPIResolvesEveryRootField(t *testing.T) {
 			map[string]any{"id": "21", "title": "first", "readAt": "2026-05-01T12:00:00Z"},
 		}},
 		"unreadNotificationCount": 1.0,
-		"notificationSubscriptions": []any{
+		"notificationSubscriptions": map[string]any{"totalCount": 2.0, "nodes": []any{
 			map[string]any{"topic": "course_updates", "channel": "email", "enabled": true},
 			map[string]any{"topic": "legacy_digest", "channel": "sms", "enabled": true},
-		},
+		}},
 	}
 	if d := cmp.Diff(want, r.Data); d != "" {
 		t.Fatalf("data (-want +got):\n%s", d)
@@ -322,6 +322,83 @@ func TestMemberAPIPageArguments(t *testing.T) {
 				t.Fatalf("want one BAD_USER_INPUT error at viewer.enrolledCourses: %s", r.raw)
 			}
 		})
+	}
+}
+
+// notificationSubscriptions is a connection like the others: first is
+// bounded the same way, pages follow endCursor in topic, channel order, and
+// only its own cursors are accepted.
+func TestMemberAPINotificationSubscriptionsPages(t *testing.T) {
+	store := seededFake()
+	store.subs = append(store.subs,
+		storage.NotificationSubscription{SiteID: testSiteID, UserID: testUser, Topic: "announcements", Channel: "push", Enabled: false},
+		storage.NotificationSubscription{SiteID: testSiteID, UserID: testUser, Topic: "course_updates", Channel: "push", Enabled: true},
+		storage.NotificationSubscription{SiteID: testSiteID, UserID: otherUser, Topic: "aaa", Channel: "email", Enabled: true},
+		storage.NotificationSubscription{SiteID: 9, UserID: testUser, Topic: "aaa", Channel: "email", Enabled: true},
+	)
+	api := newTestAPI(t, store, nil)
+	const doc = `query S($after: String) { notificationSubscriptions(first: 2, after: $after) {
+		nodes { topic channel enabled } pageInfo { hasNextPage endCursor } totalCount } }`
+	var got []string
+	var after any
+	for page := 0; page < 3; page++ {
+		r := api.post(readOnly, doc, map[string]any{"after": after})
+		if r.status != 200 || len(r.Errors) != 0 {
+			t.Fatalf("page %d: %d %s", page, r.status, r.raw)
+		}
+		if n := path(r.Data, "notificationSubscriptions", "totalCount"); n != 4.0 {
+			t.Fatalf("totalCount %v; want the member's 4 at this site", n)
+		}
+		for _, n := range path(r.Data, "notificationSubscriptions", "nodes").([]any) {
+			m := n.(map[string]any)
+			got = append(got, m["topic"].(string)+"/"+m["channel"].(string))
+		}
+		more := path(r.Data, "notificationSubscriptions", "pageInfo", "hasNextPage").(bool)
+		after = path(r.Data, "notificationSubscriptions", "pageInfo", "endCursor")
+		if want := page == 0; more != want {
+			t.Fatalf("page %d hasNextPage %v; want %v", page, more, want)
+		}
+		if !more {
+			break
+		}
+	}
+	want := []string{"announcements/push", "course_updates/email", "course_updates/push", "legacy_digest/sms"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("settings over the pages (-want +got):\n%s", d)
+	}
+
+	for _, tc := range []struct{ name, args string }{
+		{"101", "(first: 101)"},
+		{"0", "(first: 0)"},
+		{"another connection's cursor", `(after: "` + encodeCursor(kindNotification, 22) + `")`},
+		{"made up", `(after: "` + b64("notification-subscription:a") + `")`},
+		{"empty topic", `(after: "` + b64("notification-subscription::email") + `")`},
+		{"non-canonical escape", `(after: "` + b64("notification-subscription:%61:email") + `")`},
+		{"too long", `(after: "` + strings.Repeat("A", maxSubscriptionCursor+1) + `")`},
+	} {
+		r := api.post(readOnly, `{ notificationSubscriptions`+tc.args+` { totalCount } }`, nil)
+		if r.status != 200 || cmp.Diff([]string{CodeBadUserInput}, r.codes()) != "" {
+			t.Errorf("%s: want one BAD_USER_INPUT error: %d %s", tc.name, r.status, r.raw)
+		}
+	}
+}
+
+// A setting's cursor round-trips whatever its topic and channel hold.
+func TestMemberAPISubscriptionCursors(t *testing.T) {
+	for _, s := range []storage.NotificationSubscription{
+		{Topic: "course_updates", Channel: "email"},
+		{Topic: "a:b", Channel: "c:d"},
+		{Topic: "with space/slash%", Channel: ""},
+		{Topic: strings.Repeat("t", 64), Channel: strings.Repeat("c", 32)},
+	} {
+		c := encodeSubscriptionCursor(&s)
+		topic, channel, ok := decodeSubscriptionCursor(c)
+		if !ok || topic != s.Topic || channel != s.Channel {
+			t.Errorf("%q/%q: %q decodes to %q/%q %v", s.Topic, s.Channel, c, topic, channel, ok)
+		}
+		if _, ok := decodeCursor(kindNotification, c); ok {
+			t.Errorf("%q is accepted by notifications", c)
+		}
 	}
 }
 

@@ -35,7 +35,7 @@ type Limits struct {
 	MaxConnections int
 	// MaxNodes caps the connection nodes a query may return: the sum, over
 	// connection fields, of first multiplied by the first of every enclosing
-	// connection. Default 500 (five full pages).
+	// connection. Default 600: a full page of each of the six connections.
 	MaxNodes int
 	// MaxParallelism caps the resolvers one request runs at once
 	// (graphql-go's MaxParallelism), so one request cannot take the whole
@@ -54,7 +54,7 @@ func DefaultLimits() Limits {
 		MaxRootFields:  10,
 		MaxSelections:  1000,
 		MaxConnections: 10,
-		MaxNodes:       500,
+		MaxNodes:       600,
 		MaxParallelism: 4,
 		Timeout:        10 * time.Second,
 	}

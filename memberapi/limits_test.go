@@ -68,10 +68,10 @@ func TestMemberAPILimits(t *testing.T) {
 		{"root fields through fragments", `query { ...F ...F } fragment F on Query { ` + aliases(6, "unreadNotificationCount") + ` }`, nil, CodeQueryTooComplex, "12 fields at its root"},
 		{"connections", `{ viewer { ` + aliases(11, "digitalProducts(first: 1) { totalCount }") + ` } }`, nil, CodeQueryTooComplex, "11 connections"},
 		{"connections across viewers", `{ ` + aliases(6, "viewer { digitalProducts(first: 1) { totalCount } enrolledCourses(first: 1) { totalCount } }") + ` }`, nil, CodeQueryTooComplex, "12 connections"},
-		{"nodes", `{ viewer { ` + aliases(6, "enrolledCourses(first: 100) { totalCount }") + ` } }`, nil, CodeQueryTooComplex, "600 connection nodes"},
-		{"nodes from variables", `query($n: Int) { viewer { ` + aliases(6, "enrolledCourses(first: $n) { totalCount }") + ` } }`, map[string]any{"n": 100}, CodeQueryTooComplex, "600 connection nodes"},
-		{"nodes from defaults", `query($n: Int = 90) { viewer { ` + aliases(6, "enrolledCourses(first: $n) { totalCount }") + ` } }`, nil, CodeQueryTooComplex, "540 connection nodes"},
-		{"nodes, default page size", `{ viewer { ` + aliases(6, "enrolledCourses { totalCount }") + ` } notifications(first: 100) { totalCount } ` + `b: notifications(first: 100) { totalCount } c: notifications(first: 100) { totalCount } d: notifications(first: 100) { totalCount } }`, nil, CodeQueryTooComplex, "520 connection nodes"},
+		{"nodes", `{ viewer { ` + aliases(7, "enrolledCourses(first: 100) { totalCount }") + ` } }`, nil, CodeQueryTooComplex, "700 connection nodes"},
+		{"nodes from variables", `query($n: Int) { viewer { ` + aliases(7, "enrolledCourses(first: $n) { totalCount }") + ` } }`, map[string]any{"n": 100}, CodeQueryTooComplex, "700 connection nodes"},
+		{"nodes from defaults", `query($n: Int = 90) { viewer { ` + aliases(7, "enrolledCourses(first: $n) { totalCount }") + ` } }`, nil, CodeQueryTooComplex, "630 connection nodes"},
+		{"nodes, default page size", `{ viewer { enrolledCourses { totalCount } } notifications(first: 100) { totalCount } ` + `b: notifications(first: 100) { totalCount } c: notifications(first: 100) { totalCount } d: notifications(first: 100) { totalCount } e: notifications(first: 100) { totalCount } f: notifications(first: 100) { totalCount } }`, nil, CodeQueryTooComplex, "620 connection nodes"},
 		{"selections", `{ viewer { ` + aliases(1001, "id") + ` } }`, nil, CodeQueryTooComplex, "1000 field selections"},
 		{"overlapping selections", `{ viewer { ` + strings.Repeat("id ", 1001) + ` } }`, nil, CodeQueryTooComplex, "Overlapping field validation aborted"},
 		{"fragment fan-out", fanOut(40), nil, CodeQueryTooComplex, "1000 field selections"},
@@ -121,7 +121,7 @@ func TestMemberAPILimitsAllowRealQueries(t *testing.T) {
 				eventRegistrations(first: 100) { nodes { eventSlug startsAt } } }
 			notifications(first: 100) { totalCount nodes { id title readAt } }
 			unreadNotificationCount
-			notificationSubscriptions { topic channel enabled } }`,
+			notificationSubscriptions(first: 100) { totalCount nodes { topic channel enabled } } }`,
 		"introspection": introspectionQuery,
 	} {
 		r := api.post(readOnly, q, nil)

@@ -2,6 +2,7 @@ package memberapi
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 
@@ -60,21 +61,23 @@ func (resolver) UnreadNotificationCount(ctx context.Context) (int32, error) {
 	return clampInt32(n), nil
 }
 
-// NotificationSubscriptions implements Query.notificationSubscriptions.
-func (resolver) NotificationSubscriptions(ctx context.Context) ([]*subscriptionResolver, error) {
+// NotificationSubscriptions implements Query.notificationSubscriptions: a
+// connection in topic, channel order.
+func (resolver) NotificationSubscriptions(ctx context.Context, args pageArgs) (*connection[*subscriptionResolver], error) {
 	rq := requestFrom(ctx)
 	if err := rq.need(scope.AccountRead); err != nil {
 		return nil, err
 	}
-	subs, err := rq.store.NotificationSubscriptions(ctx, rq.site.ID, rq.userID())
+	p, first, err := args.subscriptionPage()
+	if err != nil {
+		return nil, err
+	}
+	rows, total, err := rq.store.ListNotificationSubscriptions(ctx, rq.site.ID, rq.userID(), p)
 	if err != nil {
 		return nil, storeError(err, "")
 	}
-	out := make([]*subscriptionResolver, len(subs))
-	for i := range subs {
-		out[i] = &subscriptionResolver{&subs[i]}
-	}
-	return out, nil
+	return newConnectionBy(rows, total, first, encodeSubscriptionCursor,
+		func(s *storage.NotificationSubscription) *subscriptionResolver { return &subscriptionResolver{s} }), nil
 }
 
 // MarkNotificationRead implements Mutation.markNotificationRead. The store
@@ -128,14 +131,12 @@ func (resolver) UpdateNotificationSubscription(ctx context.Context, args subscri
 	}
 	if !slices.Contains(knownTopics, args.Topic) || !slices.Contains(knownChannels, args.Channel) {
 		// Not a known pair: allowed only if the member has this setting.
-		subs, err := rq.store.NotificationSubscriptions(ctx, rq.site.ID, rq.userID())
+		_, err := rq.store.NotificationSubscription(ctx, rq.site.ID, rq.userID(), args.Topic, args.Channel)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, badInput("unknown topic or channel; topics: %v, channels: %v", knownTopics, knownChannels)
+		}
 		if err != nil {
 			return nil, storeError(err, "")
-		}
-		if !slices.ContainsFunc(subs, func(s storage.NotificationSubscription) bool {
-			return s.Topic == args.Topic && s.Channel == args.Channel
-		}) {
-			return nil, badInput("unknown topic or channel; topics: %v, channels: %v", knownTopics, knownChannels)
 		}
 	}
 	sub := &storage.NotificationSubscription{

@@ -14,6 +14,16 @@ type Page struct {
 	Limit int
 }
 
+// SubscriptionPage asks for up to Limit notification settings after the one
+// named by (AfterTopic, AfterChannel), in topic, then channel order (keyset
+// pagination over the table's key). An empty AfterTopic starts at the first.
+// Limit ≤ 0 means the default of 20.
+type SubscriptionPage struct {
+	AfterTopic   string
+	AfterChannel string
+	Limit        int
+}
+
 // EnrollmentView is an enrollment with its course.
 type EnrollmentView struct {
 	ID          int64
@@ -80,7 +90,11 @@ type MemberStore interface {
 	// MarkAllNotificationsRead marks every unread notification read and
 	// returns how many it marked.
 	MarkAllNotificationsRead(ctx context.Context, site tenant.ID, userID string, at time.Time) (int, error)
-	NotificationSubscriptions(ctx context.Context, site tenant.ID, userID string) ([]NotificationSubscription, error)
+	// ListNotificationSubscriptions returns a page of the user's
+	// notification settings in topic, channel order and the total count.
+	ListNotificationSubscriptions(ctx context.Context, site tenant.ID, userID string, p SubscriptionPage) ([]NotificationSubscription, int, error)
+	// NotificationSubscription returns one setting; none is ErrNotFound.
+	NotificationSubscription(ctx context.Context, site tenant.ID, userID, topic, channel string) (*NotificationSubscription, error)
 	// SetNotificationSubscription creates or changes one subscription.
 	SetNotificationSubscription(ctx context.Context, sub *NotificationSubscription) error
 }

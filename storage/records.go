@@ -77,10 +77,16 @@ type SiteKey struct {
 
 // User is a platform-wide person. Roles tie a user to sites.
 type User struct {
-	ID           string `gorm:"primaryKey"`
-	Email        string
-	Name         string
+	ID    string `gorm:"primaryKey"`
+	Email string
+	Name  string
+	// Picture is a picture URL the provider set (lectern user create
+	// --picture); PictureFile, the picture the person uploaded on their
+	// account page ("<key>.png" or "<key>.jpg" in the upload store's
+	// platform area), wins over it. With neither, claims point at the
+	// generated avatar.
 	Picture      string
+	PictureFile  string
 	PasswordHash string
 	CreatedAt    time.Time
 	UpdatedAt    time.Time

@@ -37,6 +37,9 @@ type UserStore interface {
 	// CreateUser inserts a user; a taken e-mail is ErrConflict.
 	CreateUser(ctx context.Context, u *User) error
 	UpdateUser(ctx context.Context, u *User) error
+	// SetUserPicture sets the user's uploaded picture (PictureFile; empty
+	// removes it) and returns the one it replaced.
+	SetUserPicture(ctx context.Context, userID, file string) (previous string, err error)
 	UserByID(ctx context.Context, id string) (*User, error)
 	// UserByEmail matches the e-mail case-insensitively.
 	UserByEmail(ctx context.Context, email string) (*User, error)

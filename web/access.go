@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/lectern/lectern/session"
@@ -58,6 +59,17 @@ const maxFormBytes = 64 << 10
 // manager role (403), and for a POST the CSRF token (403) before anything
 // changes.
 func (h *Handler) handle(pattern string, level access, page pageFunc) {
+	h.handleForm(pattern, level, maxFormBytes, false, page)
+}
+
+// handleUpload registers a page that takes a multipart form (a file) of at
+// most maxBytes, with the same checks; the file is parsed before the CSRF
+// token, which travels in the same body, can be read.
+func (h *Handler) handleUpload(pattern string, level access, maxBytes int64, page pageFunc) {
+	h.handleForm(pattern, level, maxBytes, true, page)
+}
+
+func (h *Handler) handleForm(pattern string, level access, maxBytes int64, multipart bool, page pageFunc) {
 	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		site, _ := tenant.FromContext(r.Context())
 		ctx := r.Context()
@@ -104,8 +116,27 @@ func (h *Handler) handle(pattern string, level access, page pageFunc) {
 			return
 		}
 		if r.Method == http.MethodPost {
-			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-			if err := r.ParseForm(); err != nil {
+			if !sameOrigin(r) {
+				h.problem(w, r, rq, http.StatusForbidden, "This form has expired",
+					"The form was not accepted: it did not come from this site. Nothing was changed.",
+					"Go back, reload the page and try again.")
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
+			var err error
+			if multipart {
+				// In memory: the body is capped at maxBytes already.
+				err = r.ParseMultipartForm(maxBytes)
+			} else {
+				err = r.ParseForm()
+			}
+			if err != nil {
+				var tooLarge *http.MaxBytesError
+				if errors.As(err, &tooLarge) {
+					h.problem(w, r, rq, http.StatusRequestEntityTooLarge, "Too large",
+						"The form was larger than this page accepts ("+byteSize(maxBytes)+"). Nothing was changed.", "Go back and try a smaller file.")
+					return
+				}
 				h.problem(w, r, rq, http.StatusBadRequest, "Form not accepted",
 					"The form could not be read (it may be too large). Nothing was changed.", "Go back and try again.")
 				return
@@ -119,6 +150,25 @@ func (h *Handler) handle(pattern string, level access, page pageFunc) {
 		}
 		page(w, r, rq)
 	})
+}
+
+// crossOrigin is net/http's protection against cross-origin form posts:
+// Sec-Fetch-Site must say same-origin (or none, a person's own
+// navigation); a browser that does not send it must send no Origin or one
+// naming the host the form was posted to (the tenant middleware admitted
+// that host: the site's or an alias of it). The CSRF token is the check
+// every form passes; this one also stops a cross-site post that carries a
+// leaked token, before its body (an upload's megabytes) is read.
+var crossOrigin = http.NewCrossOriginProtection()
+
+func sameOrigin(r *http.Request) bool { return crossOrigin.Check(r) == nil }
+
+// byteSize writes a size for people: "2.1 MiB", "64 KiB".
+func byteSize(n int64) string {
+	if n >= 1<<20 {
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+	}
+	return strconv.FormatInt(n>>10, 10) + " KiB"
 }
 
 // signIn sends a person without a session to the sign-in page, which comes

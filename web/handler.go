@@ -42,7 +42,10 @@ type Options struct {
 	// Revoker revokes grants durably and in the cache, so their tokens are
 	// refused at once (authserver/bearer's Verifier).
 	Revoker platform.Revoker
-	Logger  *slog.Logger
+	// Pictures keeps the account pictures people upload (the admin API's
+	// upload store, in its platform area).
+	Pictures PictureStore
+	Logger   *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 }
@@ -54,6 +57,7 @@ type Handler struct {
 	platform *platform.Platform
 	sessions *session.Store
 	revoker  platform.Revoker
+	pictures PictureStore
 	logger   *slog.Logger
 	now      func() time.Time
 	ui       *ui.Renderer
@@ -64,8 +68,8 @@ var _ http.Handler = (*Handler)(nil)
 
 // New returns the handler of the admin area and the account pages.
 func New(o Options) (*Handler, error) {
-	if o.Store == nil || o.Cache == nil || o.Platform == nil || o.Sessions == nil || o.Revoker == nil || o.Logger == nil {
-		return nil, errors.New("web: Store, Cache, Platform, Sessions, Revoker and Logger are required")
+	if o.Store == nil || o.Cache == nil || o.Platform == nil || o.Sessions == nil || o.Revoker == nil || o.Pictures == nil || o.Logger == nil {
+		return nil, errors.New("web: Store, Cache, Platform, Sessions, Revoker, Pictures and Logger are required")
 	}
 	pages, err := pageFS()
 	if err != nil {
@@ -77,7 +81,7 @@ func New(o Options) (*Handler, error) {
 	}
 	h := &Handler{
 		store: o.Store, cache: o.Cache, platform: o.Platform, sessions: o.Sessions, revoker: o.Revoker,
-		logger: o.Logger, now: o.Now, ui: renderer, mux: http.NewServeMux(),
+		pictures: o.Pictures, logger: o.Logger, now: o.Now, ui: renderer, mux: http.NewServeMux(),
 	}
 	if h.now == nil {
 		h.now = time.Now
@@ -108,12 +112,18 @@ func (h *Handler) routes() {
 	h.handle("GET /admin/audit", manager, h.auditLog)
 	h.handle("/admin/", operator, h.notFound)
 
-	h.handle("GET /account", signedIn, redirectTo("/account/connections"))
-	h.handle("GET /account/{$}", signedIn, redirectTo("/account/connections"))
+	h.handle("GET /account", signedIn, h.account)
+	h.handle("GET /account/{$}", signedIn, redirectTo("/account"))
+	h.handleUpload("POST "+picturePath, signedIn, PictureBodyLimit, h.pictureUpload)
+	h.handle("POST "+picturePath+"/remove", signedIn, h.pictureRemove)
 	h.handle("GET /account/connections", signedIn, h.connections)
 	h.handle("GET /account/connections/revoke", signedIn, h.connectionRevokeConfirm)
 	h.handle("POST /account/connections/revoke", signedIn, h.connectionRevoke)
 	h.handle("/account/", signedIn, h.notFound)
+
+	// Public: the picture claim points here (avatar.go).
+	h.mux.HandleFunc(generatedAvatarPattern, h.generatedAvatar)
+	h.mux.HandleFunc(uploadedAvatarPattern, h.uploadedAvatar)
 }
 
 // ServeHTTP implements http.Handler.

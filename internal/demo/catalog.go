@@ -173,8 +173,22 @@ func loadCatalog(ctx context.Context, load Loader, sum *Summary, now time.Time) 
 		&storage.NotificationSubscription{SiteID: a, UserID: student, Topic: "course_updates", Channel: "email", Enabled: true, UpdatedAt: now},
 		&storage.NotificationSubscription{SiteID: a, UserID: student, Topic: "announcements", Channel: "email", Enabled: false, UpdatedAt: now},
 		&storage.NotificationSubscription{SiteID: a, UserID: student, Topic: "event_reminders", Channel: "push", Enabled: true, UpdatedAt: now},
+		// What members send and operators only read (the admin API's
+		// comments and form submissions): one of each, so every read
+		// operation of the API has something to show.
+		&storage.Comment{SiteID: a, UserID: student, CourseID: &goCourse.course.ID, LectureID: &goCourse.lectures[2].ID, Body: "Could the context lecture show a cancellation example?", CreatedAt: now.Add(-2 * day)},
 	)
-	return load.Load(ctx, items...)
+	if err := load.Load(ctx, items...); err != nil {
+		return err
+	}
+	contact := &storage.Form{SiteID: a, Slug: "questions", Title: "Ask a question", Fields: []storage.FormField{
+		{Name: "email", Label: "E-mail", Type: "email", Required: true}, {Name: "message", Label: "Message", Type: "textarea", Required: true},
+	}, CreatedAt: now, UpdatedAt: now}
+	if err := load.Load(ctx, contact); err != nil {
+		return err
+	}
+	return load.Load(ctx, &storage.FormSubmission{SiteID: a, FormID: contact.ID, UserID: &student, Email: StudentEmail,
+		Data: map[string]string{"email": StudentEmail, "message": "Is there a student discount?"}, CreatedAt: now.Add(-4 * day)})
 }
 
 type loadedCourse struct {

@@ -316,7 +316,7 @@ func testAcademyStudent(t *testing.T, s *seeded) {
 	if unread, err := s.store.UnreadNotificationCount(ctx, site, user); err != nil || unread != 2 {
 		t.Errorf("unread count %d, %v; want 2", unread, err)
 	}
-	subs, err := s.store.NotificationSubscriptions(ctx, site, user)
+	subs, _, err := s.store.ListNotificationSubscriptions(ctx, site, user, storage.SubscriptionPage{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -154,3 +154,43 @@ func TestRolesCache(t *testing.T) {
 		_ = e.cache.Delete(t.Context(), storage.RolesKey(s.ID, u.ID))
 	})
 }
+
+// A new picture drops the person's cached claims at every site where they
+// hold a role, so the picture claim changes at once; other people's stay.
+func TestSetUserPicture(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		a, b := e.createSite(t, "pic-a"), e.createSite(t, "pic-b")
+		u := e.createUser(t, "pictured@example.test")
+		other := e.createUser(t, "other@example.test")
+		for _, s := range []*storage.Site{a, b} {
+			if _, err := e.p.GrantRole(t.Context(), s.ID, u.Email, storage.RoleStudent); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := e.p.GrantRole(t.Context(), a.ID, other.Email, storage.RoleStudent); err != nil {
+			t.Fatal(err)
+		}
+		keys := []string{storage.ProfileKey(a.ID, u.ID), storage.ProfileKey(b.ID, u.ID), storage.ProfileKey(a.ID, other.ID)}
+		for _, k := range keys {
+			if err := e.cache.Set(t.Context(), k, []byte(`{"name":"cached"}`), time.Minute); err != nil {
+				t.Fatal(err)
+			}
+		}
+		prev, err := e.p.SetUserPicture(t.Context(), u.ID, "abcd.png")
+		if err != nil || prev != "" {
+			t.Fatalf("SetUserPicture: %q, %v", prev, err)
+		}
+		for _, k := range keys[:2] {
+			if _, err := e.cache.Get(t.Context(), k); !errors.Is(err, storage.ErrCacheMiss) {
+				t.Errorf("%s survived the new picture: %v", k, err)
+			}
+		}
+		if _, err := e.cache.Get(t.Context(), keys[2]); err != nil {
+			t.Errorf("another person's cached claims went: %v", err)
+		}
+		if prev, err := e.p.SetUserPicture(t.Context(), u.ID, ""); err != nil || prev != "abcd.png" {
+			t.Errorf("removing: %q, %v; want abcd.png replaced", prev, err)
+		}
+		_ = e.cache.Delete(t.Context(), keys[2])
+	})
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lectern/lectern/adminapi"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/web"
 )
 
 // Every request gets a deadline, so that a database or cache that accepts
@@ -24,11 +25,16 @@ const (
 	uploadTimeout  = 50 * time.Second
 )
 
+// isPictureUpload reports whether r uploads an account picture (web).
+func isPictureUpload(r *http.Request) bool {
+	return r.Method == http.MethodPost && r.URL.Path == web.PictureUploadPath
+}
+
 func requestDeadline(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		d := requestTimeout
-		if r.Method == http.MethodPost && r.URL.Path == adminapi.BasePath+"/files" {
+		if r.Method == http.MethodPost && r.URL.Path == adminapi.BasePath+"/files" || isPictureUpload(r) {
 			d = uploadTimeout
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), d)

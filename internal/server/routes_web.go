@@ -2,20 +2,24 @@ package server
 
 import (
 	"fmt"
+	"net/http"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lectern/lectern/vocab"
 	"github.com/lectern/lectern/web"
 )
 
 // mountWeb mounts the admin area (/admin) and the account pages
 // (/account): server-rendered pages on the browser session they share with
-// the sign-in pages.
+// the sign-in pages; and the account pictures (/avatars), which the
+// picture claim points at. Account pictures are kept in the upload store
+// (--files-url), in its platform area.
 func (s *Server) mountWeb() {
 	e, a := s.echo, s.app
 	h, err := web.New(web.Options{
 		Store: a.Store, Cache: a.Cache, Platform: a.Platform, Sessions: s.sessions,
-		Revoker: s.verifier, Logger: a.Logger,
+		Revoker: s.verifier, Pictures: s.files, Logger: a.Logger,
 	})
 	if err != nil {
 		// The templates are embedded and every test run parses them: this
@@ -26,4 +30,5 @@ func (s *Server) mountWeb() {
 	for _, path := range []string{"/admin", "/admin/*", "/account", "/account/*"} {
 		e.Any(path, wh)
 	}
+	e.Match([]string{http.MethodGet, http.MethodHead}, vocab.AvatarsPath+"/*", wh)
 }

@@ -76,12 +76,14 @@ func New(ctx context.Context, a *App) (*Server, error) {
 		},
 	}))
 	// Every request body is capped at 1 MiB but file uploads, which have
-	// their own, larger cap.
+	// their own, larger cap; account pictures are capped by their page
+	// (web.PictureBodyLimit).
 	isUpload := func(c echo.Context) bool {
 		return c.Request().Method == http.MethodPost && c.Request().URL.Path == adminapi.BasePath+"/files"
 	}
+	isPicture := func(c echo.Context) bool { return isPictureUpload(c.Request()) }
 	e.Use(s.metrics(),
-		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "1M", Skipper: isUpload}),
+		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "1M", Skipper: func(c echo.Context) bool { return isUpload(c) || isPicture(c) }}),
 		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
 			Limit:   strconv.Itoa(adminapi.UploadBodyLimit) + "B",
 			Skipper: func(c echo.Context) bool { return !isUpload(c) },

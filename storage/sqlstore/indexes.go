@@ -101,7 +101,7 @@ var reliedIndexes = []indexNeed{
 	lookup("events", "site_id", "starts_at").because("ListUpcomingEvents"),
 	unique("event_registrations", "site_id", "user_id", "event_id").because("ListEventRegistrations (one per event)"),
 	lookup("notifications", "site_id", "user_id", "id").because("ListNotifications"),
-	unique("notification_subscriptions", "site_id", "user_id", "topic", "channel").because("SetNotificationSubscription (ON CONFLICT)"),
+	unique("notification_subscriptions", "site_id", "user_id", "topic", "channel").because("SetNotificationSubscription (ON CONFLICT), ListNotificationSubscriptions (keyset)"),
 	unique("orders", "site_id", "number").because("creating an order (order numbers)"),
 	lookup("orders", "site_id", "created_at").because("RecentOrders, SalesSummary"),
 	lookup("order_items", "order_id").because("OrderByID, RecentOrders"),

@@ -184,11 +184,40 @@ func (s *Store) MarkAllNotificationsRead(ctx context.Context, site tenant.ID, us
 	return int(res.RowsAffected), mapErr(res.Error)
 }
 
-// NotificationSubscriptions implements storage.MemberStore.
-func (s *Store) NotificationSubscriptions(ctx context.Context, site tenant.ID, userID string) ([]storage.NotificationSubscription, error) {
+// ListNotificationSubscriptions implements storage.MemberStore: keyset on
+// (topic, channel), the tail of the table's primary key.
+func (s *Store) ListNotificationSubscriptions(ctx context.Context, site tenant.ID, userID string, p storage.SubscriptionPage) ([]storage.NotificationSubscription, int, error) {
+	base := func() *gorm.DB {
+		return s.db.WithContext(ctx).Model(&storage.NotificationSubscription{}).Scopes(siteScope(site), ofUser(userID))
+	}
+	q := base()
+	if p.AfterTopic != "" {
+		q = q.Where("(topic > ? OR (topic = ? AND channel > ?))", p.AfterTopic, p.AfterTopic, p.AfterChannel)
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = defaultPageSize
+	}
 	var rows []storage.NotificationSubscription
-	err := s.db.WithContext(ctx).Scopes(siteScope(site), ofUser(userID)).Order("topic, channel").Find(&rows).Error
-	return rows, mapErr(err)
+	if err := q.Order("topic, channel").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, 0, mapErr(err)
+	}
+	var n int64
+	if err := base().Count(&n).Error; err != nil {
+		return nil, 0, mapErr(err)
+	}
+	return rows, int(n), nil
+}
+
+// NotificationSubscription implements storage.MemberStore.
+func (s *Store) NotificationSubscription(ctx context.Context, site tenant.ID, userID, topic, channel string) (*storage.NotificationSubscription, error) {
+	var row storage.NotificationSubscription
+	err := s.db.WithContext(ctx).Scopes(siteScope(site), ofUser(userID)).
+		Where("topic = ? AND channel = ?", topic, channel).Take(&row).Error
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return &row, nil
 }
 
 // SetNotificationSubscription implements storage.MemberStore.

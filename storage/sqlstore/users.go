@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"github.com/lectern/lectern/storage"
@@ -36,6 +37,23 @@ func (s *Store) UpdateUser(ctx context.Context, u *storage.User) error {
 		return storage.ErrNotFound
 	}
 	return nil
+}
+
+// SetUserPicture implements storage.UserStore: only picture_file and
+// updated_at change, so a concurrent change of the name or password is
+// not undone.
+func (s *Store) SetUserPicture(ctx context.Context, userID, file string) (string, error) {
+	var previous string
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var u storage.User
+		if err := tx.Select("id", "picture_file").Take(&u, "id = ?", userID).Error; err != nil {
+			return err
+		}
+		previous = u.PictureFile
+		return tx.Model(&storage.User{}).Where("id = ?", userID).
+			Updates(map[string]any{"picture_file": file, "updated_at": time.Now().UTC()}).Error
+	})
+	return previous, mapErr(err)
 }
 
 // UserByID implements storage.UserStore.

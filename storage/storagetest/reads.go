@@ -3,10 +3,12 @@ package storagetest
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
 )
 
 // Loader inserts fixture rows; backends that run the read contracts
@@ -162,12 +164,72 @@ func testMemberReads(t *testing.T, f *fixture) {
 		t.Fatalf("the other member's unread count %d; want 1 (untouched)", n)
 	}
 
-	must(t, f.s.SetNotificationSubscription(f.ctx, &storage.NotificationSubscription{SiteID: a, UserID: c.member.ID, Topic: "news", Channel: "email", Enabled: true}), "Set")
-	must(t, f.s.SetNotificationSubscription(f.ctx, &storage.NotificationSubscription{SiteID: a, UserID: c.member.ID, Topic: "news", Channel: "email", Enabled: false}), "Set again")
-	subs, err := f.s.NotificationSubscriptions(f.ctx, a, c.member.ID)
-	must(t, err, "NotificationSubscriptions")
-	if len(subs) != 1 || subs[0].Enabled {
-		t.Fatalf("subscriptions %+v; want the one, disabled", subs)
+	testNotificationSubscriptions(t, f, c)
+}
+
+// testNotificationSubscriptions: settings page by (topic, channel), belong
+// to one member at one site, and change in place.
+func testNotificationSubscriptions(t *testing.T, f *fixture, c *catalogFixture) {
+	a := f.a.ID
+	set := func(site tenant.ID, user, topic, channel string, on bool) {
+		t.Helper()
+		must(t, f.s.SetNotificationSubscription(f.ctx, &storage.NotificationSubscription{SiteID: site, UserID: user, Topic: topic, Channel: channel, Enabled: on}), "Set "+topic+"/"+channel)
+	}
+	set(a, c.member.ID, "news", "email", true)
+	set(a, c.member.ID, "news", "email", false) // changes, does not add
+	set(a, c.member.ID, "alerts", "push", true)
+	set(a, c.member.ID, "news", "push", true)
+	set(a, c.member.ID, "alerts", "email", true)
+	set(a, c.other.ID, "aaa", "email", true)        // another member's
+	set(f.b.ID, c.member.ID, "alerts", "sms", true) // the member's at site B
+
+	key := func(s storage.NotificationSubscription) string { return s.Topic + "/" + s.Channel }
+	var got []string
+	p := storage.SubscriptionPage{Limit: 2}
+	for page := 0; ; page++ {
+		rows, total, err := f.s.ListNotificationSubscriptions(f.ctx, a, c.member.ID, p)
+		must(t, err, "ListNotificationSubscriptions")
+		if total != 4 {
+			t.Fatalf("total %d; want the member's 4 settings at A", total)
+		}
+		if len(rows) > 2 || page > 3 {
+			t.Fatalf("page %d has %d rows; want at most 2", page, len(rows))
+		}
+		for _, r := range rows {
+			got = append(got, key(r))
+			if r.Topic == "news" && r.Channel == "email" && r.Enabled {
+				t.Fatal("news/email is enabled; the second Set should have turned it off")
+			}
+		}
+		if len(rows) < 2 {
+			break
+		}
+		p.AfterTopic, p.AfterChannel = rows[1].Topic, rows[1].Channel
+	}
+	want := []string{"alerts/email", "alerts/push", "news/email", "news/push"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("pages %v; want %v (topic, then channel order, each once)", got, want)
+	}
+	if rows, n, err := f.s.ListNotificationSubscriptions(f.ctx, f.b.ID, c.member.ID, storage.SubscriptionPage{}); err != nil || n != 1 || len(rows) != 1 || key(rows[0]) != "alerts/sms" {
+		t.Fatalf("site B settings %+v (%d, %v); want only B's alerts/sms", rows, n, err)
+	}
+
+	one, err := f.s.NotificationSubscription(f.ctx, a, c.member.ID, "news", "push")
+	must(t, err, "NotificationSubscription")
+	if !one.Enabled || one.SiteID != a || one.UserID != c.member.ID {
+		t.Fatalf("news/push %+v", one)
+	}
+	for _, tc := range []struct {
+		site                 tenant.ID
+		user, topic, channel string
+	}{
+		{a, c.member.ID, "news", "sms"},       // no such setting
+		{a, c.member.ID, "aaa", "email"},      // another member's
+		{f.b.ID, c.member.ID, "news", "push"}, // the member's, but at A
+	} {
+		if _, err := f.s.NotificationSubscription(f.ctx, tc.site, tc.user, tc.topic, tc.channel); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("NotificationSubscription(%d, %s/%s): %v; want ErrNotFound", tc.site, tc.topic, tc.channel, err)
+		}
 	}
 }
 

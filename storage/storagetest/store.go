@@ -40,6 +40,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) storage.Store) {
 		{"SetSiteKeyState", testSetSiteKeyState},
 		{"UserCreate", testUserCreate},
 		{"UserUpdate", testUserUpdate},
+		{"UserPicture", testUserPicture},
 		{"Roles", testRoles},
 		{"SitesOfUser", testSitesOfUser},
 		{"ClientCreate", testClientCreate},
@@ -620,6 +621,40 @@ func testUserUpdate(t *testing.T, f *fixture) {
 	wantErr(t, f.s.UpdateUser(f.ctx, &ghost), storage.ErrNotFound, "UpdateUser(unknown)")
 	_, err = f.s.UserByEmail(f.ctx, "ghost@example.test")
 	wantErr(t, err, storage.ErrNotFound, "UserByEmail(ghost)")
+}
+
+// testUserPicture: SetUserPicture changes the uploaded picture alone and
+// says which one it replaced.
+func testUserPicture(t *testing.T, f *fixture) {
+	u := f.user(t, "pic@example.test")
+	other := f.user(t, "nopic@example.test")
+	prev, err := f.s.SetUserPicture(f.ctx, u.ID, "aaaa.png")
+	must(t, err, "SetUserPicture")
+	if prev != "" {
+		t.Errorf("first picture replaced %q; want nothing", prev)
+	}
+	prev, err = f.s.SetUserPicture(f.ctx, u.ID, "bbbb.jpg")
+	must(t, err, "SetUserPicture again")
+	if prev != "aaaa.png" {
+		t.Errorf("second picture replaced %q; want aaaa.png", prev)
+	}
+	got, err := f.s.UserByID(f.ctx, u.ID)
+	must(t, err, "UserByID")
+	want := *u
+	want.PictureFile = "bbbb.jpg"
+	if got.PictureFile != want.PictureFile || got.Name != u.Name || got.Email != u.Email || got.PasswordHash != u.PasswordHash || got.Picture != u.Picture {
+		t.Errorf("after SetUserPicture: %+v; want %+v with only the picture changed", got, want)
+	}
+	if o, _ := f.s.UserByID(f.ctx, other.ID); o.PictureFile != "" {
+		t.Errorf("another user's picture became %q", o.PictureFile)
+	}
+	prev, err = f.s.SetUserPicture(f.ctx, u.ID, "")
+	must(t, err, "SetUserPicture(none)")
+	if got, _ := f.s.UserByID(f.ctx, u.ID); prev != "bbbb.jpg" || got.PictureFile != "" {
+		t.Errorf("removing: replaced %q, now %q", prev, got.PictureFile)
+	}
+	_, err = f.s.SetUserPicture(f.ctx, "ghost", "cccc.png")
+	wantErr(t, err, storage.ErrNotFound, "SetUserPicture(unknown user)")
 }
 
 func (f *fixture) roles(t *testing.T, site *storage.Site, userID string) []string {
