@@ -82,8 +82,12 @@ type User struct {
 	Name         string
 	Picture      string
 	PasswordHash string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// EmailVerified: the person showed they receive mail at Email (a
+	// mailed link, an accepted invitation), or an operator created the
+	// account.
+	EmailVerified bool
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // Roles a user can hold at a site (DESIGN §5).

@@ -65,12 +65,12 @@ func Open(ctx context.Context, cfg *Config, logger *slog.Logger, o OpenOptions) 
 		if err != nil {
 			return nil, err
 		}
-		migs, err := sqlstore.Migrations(a.Store.Dialect())
+		latest, err := sqlstore.LatestVersion(a.Store.Dialect())
 		if err != nil {
 			return nil, err
 		}
-		if v < len(migs) {
-			return nil, fmt.Errorf("the database schema is at version %d, this binary needs %d: run 'lectern migrate' first", v, len(migs))
+		if v < latest {
+			return nil, fmt.Errorf("the database schema is at version %d, this binary needs %d: run 'lectern migrate' first", v, latest)
 		}
 	}
 	if cfg.RedisURL == "" {

@@ -73,9 +73,9 @@ func TestMigrate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		migs, _ := sqlstore.Migrations(s.Dialect())
-		if v != len(migs) {
-			t.Fatalf("schema version %d, want %d", v, len(migs))
+		latest, _ := sqlstore.LatestVersion(s.Dialect())
+		if v != latest {
+			t.Fatalf("schema version %d, want %d", v, latest)
 		}
 	})
 }
@@ -84,8 +84,8 @@ func TestMigrate(t *testing.T) {
 func TestMigrateRefusesNewerDatabase(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, s *sqlstore.Store) {
 		ctx := context.Background()
-		migs, _ := sqlstore.Migrations(s.Dialect())
-		next := len(migs) + 1
+		latest, _ := sqlstore.LatestVersion(s.Dialect())
+		next := latest + 1
 		if _, err := sqlstore.SQLDB(s).ExecContext(ctx, rebind(s, "INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, $2)"), next, true); err != nil {
 			t.Fatal(err)
 		}
