@@ -169,3 +169,45 @@ type AccountStore interface {
 	// password reset revokes.
 	UserGrants(ctx context.Context, userID string, at time.Time) ([]Grant, error)
 }
+
+// Keys of a site's account settings in Site.Settings.
+const (
+	settingSignUp          = "signup_enabled"
+	settingMailFromName    = "mail_from_name"
+	settingMailFromAddress = "mail_from_address"
+)
+
+// AccountSettings are a site's account options: whether people may sign
+// up on their own (off by default), and the sender of its mail (empty: the
+// site's name and the platform's address).
+type AccountSettings struct {
+	SignUp          bool
+	MailFromName    string
+	MailFromAddress string
+}
+
+// Accounts returns the site's account settings.
+func (s *Site) Accounts() AccountSettings {
+	var a AccountSettings
+	a.SignUp, _ = s.Settings[settingSignUp].(bool)
+	a.MailFromName, _ = s.Settings[settingMailFromName].(string)
+	a.MailFromAddress, _ = s.Settings[settingMailFromAddress].(string)
+	return a
+}
+
+// SetAccounts stores a in the site's settings (empty values are removed).
+func (s *Site) SetAccounts(a AccountSettings) {
+	if s.Settings == nil {
+		s.Settings = map[string]any{}
+	}
+	set := func(k string, v any, keep bool) {
+		if keep {
+			s.Settings[k] = v
+		} else {
+			delete(s.Settings, k)
+		}
+	}
+	set(settingSignUp, a.SignUp, a.SignUp)
+	set(settingMailFromName, a.MailFromName, a.MailFromName != "")
+	set(settingMailFromAddress, a.MailFromAddress, a.MailFromAddress != "")
+}

@@ -36,6 +36,7 @@ func (s *Site) Tenant() *tenant.Site {
 		IDTokens:       s.IDTokensEnabled,
 		MCPConnections: s.MCPConnectionsBeta,
 		CIMDOpen:       s.CIMDOpen,
+		SignUp:         s.Accounts().SignUp,
 		Description:    s.Description,
 		Locale:         s.Locale,
 		UpdatedAt:      s.UpdatedAt,
