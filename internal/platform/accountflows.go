@@ -248,3 +248,18 @@ func (p *Platform) ConfirmEmailChange(ctx context.Context, site tenant.ID, tok s
 	p.forgetUser(ctx, t.UserID)
 	return p.Store.UserByID(ctx, t.UserID)
 }
+
+// VerifyPassword reports whether pw is u's password.
+func (p *Platform) VerifyPassword(u *storage.User, pw string) bool {
+	return u.PasswordHash != "" && password.Verify(pw, u.PasswordHash) == nil
+}
+
+// SignUpLink checks a sign-up verification link at site.
+func (p *Platform) SignUpLink(ctx context.Context, site tenant.ID, tok string, now time.Time) (*storage.AccountToken, error) {
+	return p.linkToken(ctx, site, storage.TokenSignUp, tok, now)
+}
+
+// EmailChangeLink checks an e-mail change link at site.
+func (p *Platform) EmailChangeLink(ctx context.Context, site tenant.ID, tok string, now time.Time) (*storage.AccountToken, error) {
+	return p.linkToken(ctx, site, storage.TokenEmailChange, tok, now)
+}
