@@ -2,6 +2,8 @@ package server
 
 import (
 	"crypto/x509"
+
+	"github.com/lectern/lectern/mail"
 	"path/filepath"
 	"time"
 )
@@ -38,6 +40,13 @@ type Config struct {
 	SiteCacheTTL time.Duration
 	// AccessLog logs every request (--access-log).
 	AccessLog bool
+	// SMTPURL is the SMTP server of the account mail; empty: messages are
+	// logged and written to DataDir/outbox (--smtp-url).
+	SMTPURL string
+	// MailFrom is the platform's sender address (--mail-from).
+	MailFrom string
+	// Mail tunes the outbox sender loop; tests shorten its waits.
+	Mail *mail.SenderOptions
 
 	// CIMDTestRoots lets the CIMD fetcher reach an httptest TLS server on
 	// loopback. Test-only: no flag or environment variable sets it.
