@@ -342,6 +342,13 @@ func validateSite(s *storage.Site) error {
 		}
 		s.Aliases[i] = h
 	}
+	if a := s.Accounts(); a.MailFromAddress != "" {
+		if _, err := NormalizeEmail(a.MailFromAddress); err != nil {
+			return fmt.Errorf("%w: mail sender address %q is not an e-mail address", ErrInvalid, a.MailFromAddress)
+		}
+	} else if strings.ContainsAny(a.MailFromName, "\r\n") {
+		return fmt.Errorf("%w: mail sender name must be one line", ErrInvalid)
+	}
 	if !s.RegistrationVariant.Valid() {
 		return fmt.Errorf("%w: registration variant %q must be A or B", ErrInvalid, s.RegistrationVariant)
 	}
