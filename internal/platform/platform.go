@@ -346,7 +346,8 @@ func validateSite(s *storage.Site) error {
 		if _, err := NormalizeEmail(a.MailFromAddress); err != nil {
 			return fmt.Errorf("%w: mail sender address %q is not an e-mail address", ErrInvalid, a.MailFromAddress)
 		}
-	} else if strings.ContainsAny(a.MailFromName, "\r\n") {
+	}
+	if strings.ContainsAny(s.Accounts().MailFromName, "\r\n") {
 		return fmt.Errorf("%w: mail sender name must be one line", ErrInvalid)
 	}
 	if !s.RegistrationVariant.Valid() {
