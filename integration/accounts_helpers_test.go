@@ -15,6 +15,7 @@ import (
 	"github.com/lectern/lectern/internal/oauthtest"
 	"github.com/lectern/lectern/internal/server"
 	"github.com/lectern/lectern/mail"
+	"github.com/lectern/lectern/tenant"
 )
 
 // One Mailpit for the package on its own ports (SMTP 30125, API 30180),
@@ -149,3 +150,21 @@ func pageText(body string) string {
 }
 
 func strconvFormat(f float64) string { return strconv.FormatInt(int64(f), 10) }
+
+func oauthtestOptions(email, password string) oauthtest.Options {
+	return oauthtest.Options{Email: email, Password: password}
+}
+
+// siteID is the ID of the demo site at origin.
+func siteID(t *testing.T, ts *testServer, origin string) tenant.ID {
+	t.Helper()
+	slug := "demo-academy"
+	if origin == ts.open() {
+		slug = "open-school"
+	}
+	s, err := ts.app.Store.SiteBySlug(t.Context(), slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.ID
+}
