@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
@@ -75,7 +76,7 @@ func (h *Handler) renderMembers(w http.ResponseWriter, r *http.Request, rq *requ
 	for _, inv := range invs {
 		id := strconv.FormatInt(inv.ID, 10)
 		d.Invitations = append(d.Invitations, invitationRow{ID: inv.ID, Email: inv.Email, Role: inv.Role,
-			Sent: h.when(inv.SentAt), Expires: h.when(inv.ExpiresAt), Expired: !inv.Pending(now),
+			Sent: h.when(inv.SentAt), Expires: h.until(inv.ExpiresAt), Expired: !inv.Pending(now),
 			ResendURL: membersPath + "/invitations/" + id + "/resend", Revoke: membersPath + "/invitations/" + id + "/revoke"})
 	}
 	h.render(w, r, rq, status, "admin_members", "Members", d, f)
@@ -220,4 +221,20 @@ func (h *Handler) invitationRevoke(w http.ResponseWriter, r *http.Request, rq *r
 	h.audit(r, rq, "invitation.revoked", "invitation:"+strconv.FormatInt(inv.ID, 10), map[string]any{"email": inv.Email})
 	_ = h.setFlash(r.Context(), rq, flash{Kind: "ok", Message: "The invitation of " + inv.Email + " was revoked."})
 	seeOther(w, r, membersPath)
+}
+
+// until is a future moment as pages show it: "in 7 days", "in 3 hours".
+func (h *Handler) until(t time.Time) when {
+	w := h.when(t)
+	switch d := t.Sub(h.now()); {
+	case d <= 0:
+		w.Text = "expired"
+	case d < time.Hour:
+		w.Text = "in " + plural(max(1, int(d/time.Minute)), "minute")
+	case d < 48*time.Hour:
+		w.Text = "in " + plural(int(d/time.Hour), "hour")
+	default:
+		w.Text = "in " + plural(int(d/(24*time.Hour)), "day")
+	}
+	return w
 }
