@@ -232,6 +232,9 @@ func (h *Handler) tooMany(w http.ResponseWriter, r *http.Request, retry time.Dur
 		Details: []string{"To protect everyone's inbox, this form can be used only a few times an hour."}})
 }
 
+// laterDelay is how long after its answer a form's deferred work starts.
+const laterDelay = 50 * time.Millisecond
+
 // later runs the part of a form's work whose duration depends on whether
 // an account exists, after the answer, so that the answer's timing says
 // nothing. At most a few run at once; beyond that the work is done before
@@ -244,10 +247,17 @@ func (h *Handler) later(r *http.Request, what string, f func(ctx context.Context
 			h.logger.ErrorContext(ctx, "account mail not queued", "what", what, "err", err)
 		}
 	}
+	done := r.Context().Done() // closed when the handler has returned
 	select {
 	case h.work <- struct{}{}:
 		go func() {
 			defer func() { <-h.work }()
+			// Start only once the answer is out, so that the work does not
+			// compete with it for the CPU or the database. The context
+			// ends when the handler returns, a moment before net/http
+			// writes the last bytes: hence the short wait too.
+			<-done
+			time.Sleep(laterDelay)
 			run()
 		}()
 	default:

@@ -185,7 +185,8 @@ func TestDirWritesEMLFiles(t *testing.T) {
 		t.Fatalf("files %v", files)
 	}
 	b, _ := os.ReadFile(files[0])
-	for _, want := range []string{"To: <pat@example.test>", "multipart/alternative", "text/plain", "text/html", "Subject: Reset your password"} {
+	for _, want := range []string{"To: <pat@example.test>", "multipart/alternative", "text/plain", "text/html", "Subject: Reset your password",
+		"\nhttp://localhost:8080/password/reset?token=t0k\n"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("the .eml lacks %q:\n%s", want, b)
 		}

@@ -28,8 +28,8 @@ type Transport interface {
 // HTML alternative, a Message-ID derived from the row (so that a message
 // delivered twice after a crash is recognisably the same one), no tracking
 // and no List-Unsubscribe (these are transactional messages).
-func message(m *storage.OutboxMessage) (*gomail.Msg, error) {
-	msg := gomail.NewMsg(gomail.WithNoDefaultUserAgent())
+func message(m *storage.OutboxMessage, opts ...gomail.MsgOption) (*gomail.Msg, error) {
+	msg := gomail.NewMsg(append([]gomail.MsgOption{gomail.WithNoDefaultUserAgent()}, opts...)...)
 	if err := msg.FromFormat(m.FromName, m.FromAddr); err != nil {
 		return nil, fmt.Errorf("mail: sender %q: %w", m.FromAddr, err)
 	}
@@ -163,7 +163,9 @@ type Dir struct {
 
 // Send implements Transport.
 func (d *Dir) Send(ctx context.Context, m *storage.OutboxMessage) error {
-	msg, err := message(m)
+	// 8-bit bodies: a person reads (or greps) the link in the file as it
+	// is, without quoted-printable line breaks.
+	msg, err := message(m, gomail.WithEncoding(gomail.NoEncoding))
 	if err != nil {
 		return err
 	}
