@@ -89,7 +89,7 @@ func TestEveryPageRenders(t *testing.T) {
 		"web_problem": {problemData{chrome: admin, Message: "Nope", Links: []link{{"Home", "/admin"}}}, []string{"Nope"}},
 		"admin_members": {membersData{chrome: admin, Members: []memberRow{{Name: "Sam", Email: "s@x", Roles: "student", Since: ago}},
 			Invitations: []invitationRow{{ID: 3, Email: "new@x", Role: "lecturer", Sent: ago, Expires: ago, ResendURL: "/admin/members/invitations/3/resend", Revoke: "/admin/members/invitations/3/revoke"}},
-			Form: inviteForm{Role: "student", Error: "Enter an e-mail address."}, Roles: []string{"student", "owner"}},
+			Form:        inviteForm{Role: "student", Error: "Enter an e-mail address."}, Roles: []string{"student", "owner"}},
 			[]string{`action="/admin/members/invitations/3/resend"`, `href="/admin/members/invitations/3/revoke"`, "new@x", "Enter an e-mail address.", `<option value="student" selected>`}},
 		"account_email": {emailData{chrome: chromeFor(rq, "account", "email"), Email: "owner@example.test", Verified: true, Error: "Your current password is wrong."},
 			[]string{`id="current-email">owner@example.test`, "verified", "Your current password is wrong.", `name="new_email"`}},

@@ -37,7 +37,7 @@ func Binary() (string, error) {
 	if p, err := exec.LookPath("mailpit"); err == nil {
 		return p, nil
 	}
-	return "", errors.New("Mailpit is not installed: run scripts/install-mailpit.sh (or set LECTERN_MAILPIT)")
+	return "", errors.New("mailpit is not installed: run scripts/install-mailpit.sh (or set LECTERN_MAILPIT)")
 }
 
 // Required reports whether a missing Mailpit is a failure (CI) rather than
