@@ -80,12 +80,13 @@ var onlyIn = map[string][]string{
 	"github.com/jackc/pgx":              {"storage/sqlstore"},
 	"github.com/zitadel/oidc/v3/pkg/op": {"authserver"},
 	"github.com/minio/minio-go":         {"adminapi/s3files"},
+	"github.com/wneessen/go-mail":       {"mail"},
 }
 
 // handlers are the packages that answer requests; each also owns its
 // sub-packages. A handler may import its own sub-packages, but of another
 // handler only the doors.
-var handlers = []string{"authserver", "memberapi", "mcp", "discovery", "adminapi", "web"}
+var handlers = []string{"authserver", "memberapi", "mcp", "discovery", "adminapi", "web", "accounts"}
 
 // doors are the packages of a handler that the others may import: bearer
 // verifies access tokens for every resource server, scope is the scope
@@ -100,6 +101,9 @@ var leaves = map[string][]string{
 	"vocab":   nil,
 	"ui":      nil,
 	"session": {"tenant", "storage"},
+	// The mail templates, transports and outbox sender: the outbox
+	// records and nothing of the handlers.
+	"mail": {"tenant", "storage"},
 	// The client-metadata rules every door applies: the standard library
 	// and the scope vocabulary.
 	"authserver/clientmeta": {"authserver/scope"},
@@ -197,6 +201,12 @@ func TestDependencyRulesCatchMistakes(t *testing.T) {
 		{"authserver", "internal/platform", true},
 		{"authserver/clientmeta", "tenant", true},
 		{"adminapi", "authserver/clientmeta", false},
+		{"accounts", "authserver", true},
+		{"accounts", "web", true},
+		{"accounts", "internal/platform", false},
+		{"authserver", "accounts", true},
+		{"mail", "session", true},
+		{"mail", "storage", false},
 	} {
 		got := dependencyViolations([]goPackage{{ImportPath: module + "/" + c.pkg, Imports: []string{module + "/" + c.imp}}})
 		if (len(got) > 0) != c.want {
@@ -208,6 +218,9 @@ func TestDependencyRulesCatchMistakes(t *testing.T) {
 	}
 	if got := dependencyViolations([]goPackage{{ImportPath: module + "/web", Imports: []string{"github.com/labstack/echo/v4"}}}); len(got) == 0 {
 		t.Error("web importing echo is not reported")
+	}
+	if got := dependencyViolations([]goPackage{{ImportPath: module + "/accounts", Imports: []string{"github.com/wneessen/go-mail"}}}); len(got) == 0 {
+		t.Error("accounts importing go-mail is not reported")
 	}
 }
 

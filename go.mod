@@ -22,6 +22,7 @@ require (
 	github.com/pressly/goose/v3 v3.30.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/wneessen/go-mail v0.8.1
 	github.com/zitadel/oidc/v3 v3.49.2
 	golang.org/x/crypto v0.58.0
 	golang.org/x/image v0.48.0

@@ -70,6 +70,39 @@ func (e EnrollmentUpdateLifetimeAccess) Valid() bool {
 	}
 }
 
+// Defines values for InvitationKind.
+const (
+	InvitationKindInvitation InvitationKind = "invitation"
+)
+
+// Valid indicates whether the value is a known member of the InvitationKind enum.
+func (e InvitationKind) Valid() bool {
+	switch e {
+	case InvitationKindInvitation:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InvitationStatus.
+const (
+	InvitationStatusExpired InvitationStatus = "expired"
+	InvitationStatusPending InvitationStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the InvitationStatus enum.
+func (e InvitationStatus) Valid() bool {
+	switch e {
+	case InvitationStatusExpired:
+		return true
+	case InvitationStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MemberScope.
 const (
 	MemberScopeAccountRead  MemberScope = "account:read"
@@ -215,6 +248,30 @@ func (e SubscriptionStatus) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// AccountSettings How people get accounts at the site, and who its mail comes from.
+//
+// Example: {"mailFromAddress":"","mailFromName":"","signUp":false}
+type AccountSettings struct {
+	// MailFromAddress Sender address of the site's mail; empty: the platform's (--mail-from).
+	MailFromAddress string `json:"mailFromAddress"`
+
+	// MailFromName Sender name of the site's mail; empty: the site's name.
+	MailFromName string `json:"mailFromName"`
+
+	// SignUp People may create their own accounts (after verifying their address); off by default.
+	SignUp bool `json:"signUp"`
+}
+
+// AccountSettingsUpdate defines model for AccountSettingsUpdate.
+type AccountSettingsUpdate struct {
+	// MailFromAddress An e-mail address, or empty for the platform's.
+	MailFromAddress *string `json:"mailFromAddress,omitempty"`
+
+	// MailFromName Empty to use the site's name.
+	MailFromName *string `json:"mailFromName,omitempty"`
+	SignUp       *bool   `json:"signUp,omitempty"`
 }
 
 // Appearance defines model for Appearance.
@@ -645,6 +702,45 @@ type InvalidField struct {
 	Message string `json:"message"`
 }
 
+// Invitation An invitation to join the site with a role, mailed as a single-use link.
+//
+// Example: {"createdAt":"2026-11-25T10:00:00Z","email":"new.student@example.com","expiresAt":"2026-12-02T10:00:00Z","id":12,"invitedBy":"usr_abcdefghijklmnopqrstuvwxyz","kind":"invitation","role":"student","sentAt":"2026-11-25T10:00:00Z","status":"pending"}
+type Invitation struct {
+	CreatedAt time.Time           `json:"createdAt"`
+	Email     openapi_types.Email `json:"email"`
+	ExpiresAt time.Time           `json:"expiresAt"`
+	Id        int64               `json:"id"`
+
+	// InvitedBy The user ID of the operator who sent it last.
+	InvitedBy string `json:"invitedBy"`
+
+	// Kind Tells an invitation (201) from a member (200) in POST /members.
+	Kind   InvitationKind   `json:"kind"`
+	Role   Role             `json:"role"`
+	SentAt time.Time        `json:"sentAt"`
+	Status InvitationStatus `json:"status"`
+}
+
+// InvitationKind Tells an invitation (201) from a member (200) in POST /members.
+type InvitationKind string
+
+// InvitationStatus defines model for Invitation.Status.
+type InvitationStatus string
+
+// InvitationCreate defines model for InvitationCreate.
+type InvitationCreate struct {
+	// Email The address to invite (matched case-insensitively); no account may have it.
+	Email openapi_types.Email `json:"email"`
+	Role  Role                `json:"role"`
+}
+
+// InvitationList defines model for InvitationList.
+type InvitationList struct {
+	Items      []Invitation `json:"items"`
+	NextCursor *string      `json:"nextCursor"`
+	TotalCount int          `json:"totalCount"`
+}
+
 // Lecture defines model for Lecture.
 type Lecture struct {
 	CourseId        int64             `json:"courseId"`
@@ -1012,7 +1108,7 @@ type Role string
 
 // RoleGrant defines model for RoleGrant.
 type RoleGrant struct {
-	// Email The e-mail address of an existing account (matched case-insensitively); an address no account has is 422.
+	// Email The person's e-mail address (matched case-insensitively): the holder of an account with it gets the role; any other address is invited.
 	//
 	// Example: student@demo.test
 	Email openapi_types.Email `json:"email"`
@@ -1035,12 +1131,16 @@ type SalesSummary struct {
 
 // School defines model for School.
 type School struct {
-	BetaFeatures    BetaFeatures `json:"betaFeatures"`
-	Description     string       `json:"description"`
-	IdTokensEnabled *bool        `json:"idTokensEnabled,omitempty"`
-	Locale          string       `json:"locale"`
-	Name            string       `json:"name"`
-	Origin          *string      `json:"origin,omitempty"`
+	// Accounts How people get accounts at the site, and who its mail comes from.
+	//
+	// Example: {"mailFromAddress":"","mailFromName":"","signUp":false}
+	Accounts        AccountSettings `json:"accounts"`
+	BetaFeatures    BetaFeatures    `json:"betaFeatures"`
+	Description     string          `json:"description"`
+	IdTokensEnabled *bool           `json:"idTokensEnabled,omitempty"`
+	Locale          string          `json:"locale"`
+	Name            string          `json:"name"`
+	Origin          *string         `json:"origin,omitempty"`
 
 	// RegistrationVariant A, vendor-platform registration; B, open loopback registration. Set by the hosting provider.
 	RegistrationVariant *RegistrationVariant `json:"registrationVariant,omitempty"`
@@ -1048,10 +1148,11 @@ type School struct {
 
 // SchoolUpdate defines model for SchoolUpdate.
 type SchoolUpdate struct {
-	BetaFeatures *BetaFeaturesUpdate `json:"betaFeatures,omitempty"`
-	Description  *string             `json:"description,omitempty"`
-	Locale       *string             `json:"locale,omitempty"`
-	Name         *string             `json:"name,omitempty"`
+	Accounts     *AccountSettingsUpdate `json:"accounts,omitempty"`
+	BetaFeatures *BetaFeaturesUpdate    `json:"betaFeatures,omitempty"`
+	Description  *string                `json:"description,omitempty"`
+	Locale       *string                `json:"locale,omitempty"`
+	Name         *string                `json:"name,omitempty"`
 
 	// RegistrationVariant Read-only; any value is refused (422).
 	RegistrationVariant *string `json:"registrationVariant,omitempty"`
@@ -1188,6 +1289,9 @@ type From = time.Time
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
+// InvitationId defines model for InvitationId.
+type InvitationId = int64
+
 // LectureId defines model for LectureId.
 type LectureId = int64
 
@@ -1244,6 +1348,9 @@ type NotFound = Problem
 
 // PayloadTooLarge An RFC 9457 problem document.
 type PayloadTooLarge = Problem
+
+// TooManyRequests An RFC 9457 problem document.
+type TooManyRequests = Problem
 
 // Unauthorized An RFC 6750 §3.1 error of a protected resource.
 type Unauthorized = OAuthError
@@ -1398,6 +1505,21 @@ type ListFormSubmissionsParams struct {
 
 	// Limit Page size.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ListInvitationsParams defines parameters for ListInvitations.
+type ListInvitationsParams struct {
+	// Cursor The nextCursor of the previous page; opaque.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// CreateInvitationParams defines parameters for CreateInvitation.
+type CreateInvitationParams struct {
+	// IdempotencyKey Makes a retried POST safe; see the API description. Printable ASCII only.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ListLecturersParams defines parameters for ListLecturers.
@@ -1590,6 +1712,9 @@ type UpdateEventJSONRequestBody = EventUpdate
 
 // UploadFileMultipartRequestBody defines body for UploadFile for multipart/form-data ContentType.
 type UploadFileMultipartRequestBody UploadFileMultipartBody
+
+// CreateInvitationJSONRequestBody defines body for CreateInvitation for application/json ContentType.
+type CreateInvitationJSONRequestBody = InvitationCreate
 
 // CreateLecturerJSONRequestBody defines body for CreateLecturer for application/json ContentType.
 type CreateLecturerJSONRequestBody = LecturerCreate
@@ -2063,6 +2188,18 @@ type ServerInterface interface {
 	// ListFormSubmissions List a form's submissions, oldest first
 	// (GET /forms/{formId}/submissions)
 	ListFormSubmissions(ctx echo.Context, formId FormId, params ListFormSubmissionsParams) error
+	// ListInvitations List pending invitations
+	// (GET /invitations)
+	ListInvitations(ctx echo.Context, params ListInvitationsParams) error
+	// CreateInvitation Invite a person by e-mail
+	// (POST /invitations)
+	CreateInvitation(ctx echo.Context, params CreateInvitationParams) error
+	// RevokeInvitation Revoke a pending invitation
+	// (DELETE /invitations/{invitationId})
+	RevokeInvitation(ctx echo.Context, invitationId InvitationId) error
+	// ResendInvitation Mail a pending invitation again
+	// (POST /invitations/{invitationId}/resend)
+	ResendInvitation(ctx echo.Context, invitationId InvitationId) error
 	// ListLecturers List lecturers
 	// (GET /lecturers)
 	ListLecturers(ctx echo.Context, params ListLecturersParams) error
@@ -2087,7 +2224,7 @@ type ServerInterface interface {
 	// ListMembers List the people who hold a role at the site
 	// (GET /members)
 	ListMembers(ctx echo.Context, params ListMembersParams) error
-	// GrantRole Give a person a role
+	// GrantRole Give a person a role, or invite them
 	// (POST /members)
 	GrantRole(ctx echo.Context, params GrantRoleParams) error
 	// GetMember Get a member's roles
@@ -3052,6 +3189,92 @@ func (w *ServerInterfaceWrapper) ListFormSubmissions(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.ListFormSubmissions(ctx, formId, params)
+	return err
+}
+
+// ListInvitations converts echo context to params.
+func (w *ServerInterfaceWrapper) ListInvitations(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListInvitationsParams
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListInvitations(ctx, params)
+	return err
+}
+
+// CreateInvitation converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateInvitation(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateInvitationParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateInvitation(ctx, params)
+	return err
+}
+
+// RevokeInvitation converts echo context to params.
+func (w *ServerInterfaceWrapper) RevokeInvitation(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "invitationId" -------------
+	var invitationId InvitationId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "invitationId", ctx.Param("invitationId"), &invitationId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter invitationId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RevokeInvitation(ctx, invitationId)
+	return err
+}
+
+// ResendInvitation converts echo context to params.
+func (w *ServerInterfaceWrapper) ResendInvitation(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "invitationId" -------------
+	var invitationId InvitationId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "invitationId", ctx.Param("invitationId"), &invitationId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter invitationId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ResendInvitation(ctx, invitationId)
 	return err
 }
 
@@ -4091,6 +4314,10 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.PATCH(options.BaseURL+"/enrollments/:enrollmentId", wrapper.UpdateEnrollment, options.OperationMiddlewares["updateEnrollment"]...)
 	router.GET(options.BaseURL+"/members", wrapper.ListMembers, options.OperationMiddlewares["listMembers"]...)
 	router.POST(options.BaseURL+"/members", wrapper.GrantRole, options.OperationMiddlewares["grantRole"]...)
+	router.GET(options.BaseURL+"/invitations", wrapper.ListInvitations, options.OperationMiddlewares["listInvitations"]...)
+	router.POST(options.BaseURL+"/invitations", wrapper.CreateInvitation, options.OperationMiddlewares["createInvitation"]...)
+	router.DELETE(options.BaseURL+"/invitations/:invitationId", wrapper.RevokeInvitation, options.OperationMiddlewares["revokeInvitation"]...)
+	router.POST(options.BaseURL+"/invitations/:invitationId/resend", wrapper.ResendInvitation, options.OperationMiddlewares["resendInvitation"]...)
 	router.GET(options.BaseURL+"/members/:userId", wrapper.GetMember, options.OperationMiddlewares["getMember"]...)
 	router.DELETE(options.BaseURL+"/members/:userId/roles/:role", wrapper.RevokeRole, options.OperationMiddlewares["revokeRole"]...)
 	router.GET(options.BaseURL+"/analytics/sales", wrapper.GetSalesSummary, options.OperationMiddlewares["getSalesSummary"]...)
@@ -4179,6 +4406,8 @@ type ForbiddenApplicationProblemPlusJSONResponse struct {
 type NotFoundApplicationProblemPlusJSONResponse Problem
 
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
+
+type TooManyRequestsApplicationProblemPlusJSONResponse Problem
 
 type UnauthorizedResponseHeaders struct {
 	WWWAuthenticate *string
@@ -8298,6 +8527,439 @@ func (response ListFormSubmissions404ApplicationProblemPlusJSONResponse) VisitLi
 	return err
 }
 
+type ListInvitationsRequestObject struct {
+	Params ListInvitationsParams
+}
+
+type ListInvitationsResponseObject interface {
+	VisitListInvitationsResponse(w http.ResponseWriter) error
+}
+
+type ListInvitations200JSONResponse InvitationList
+
+func (response ListInvitations200JSONResponse) VisitListInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvitations400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvitations400ApplicationProblemPlusJSONResponse) VisitListInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvitations401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListInvitations401JSONResponse) VisitListInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvitations403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListInvitations403JSONResponse) VisitListInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvitations403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvitations403ApplicationProblemPlusJSONResponse) VisitListInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvitationRequestObject struct {
+	Params CreateInvitationParams
+	Body   *CreateInvitationJSONRequestBody
+}
+
+type CreateInvitationResponseObject interface {
+	VisitCreateInvitationResponse(w http.ResponseWriter) error
+}
+
+type CreateInvitation201ResponseHeaders struct {
+	Location *string
+}
+
+type CreateInvitation201JSONResponse struct {
+	Body    Invitation
+	Headers CreateInvitation201ResponseHeaders
+}
+
+func (response CreateInvitation201JSONResponse) VisitCreateInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.Location != nil {
+		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvitation400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvitation400ApplicationProblemPlusJSONResponse) VisitCreateInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvitation401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateInvitation401JSONResponse) VisitCreateInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvitation403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateInvitation403JSONResponse) VisitCreateInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvitation403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvitation403ApplicationProblemPlusJSONResponse) VisitCreateInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvitation409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvitation409ApplicationProblemPlusJSONResponse) VisitCreateInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvitation422ApplicationProblemPlusJSONResponse struct {
+	ValidationFailedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvitation422ApplicationProblemPlusJSONResponse) VisitCreateInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvitation429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvitation429ApplicationProblemPlusJSONResponse) VisitCreateInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeInvitationRequestObject struct {
+	InvitationId InvitationId `json:"invitationId"`
+}
+
+type RevokeInvitationResponseObject interface {
+	VisitRevokeInvitationResponse(w http.ResponseWriter) error
+}
+
+type RevokeInvitation204Response struct {
+}
+
+func (response RevokeInvitation204Response) VisitRevokeInvitationResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RevokeInvitation401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response RevokeInvitation401JSONResponse) VisitRevokeInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeInvitation403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response RevokeInvitation403JSONResponse) VisitRevokeInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeInvitation403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeInvitation403ApplicationProblemPlusJSONResponse) VisitRevokeInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeInvitation404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeInvitation404ApplicationProblemPlusJSONResponse) VisitRevokeInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendInvitationRequestObject struct {
+	InvitationId InvitationId `json:"invitationId"`
+}
+
+type ResendInvitationResponseObject interface {
+	VisitResendInvitationResponse(w http.ResponseWriter) error
+}
+
+type ResendInvitation200JSONResponse Invitation
+
+func (response ResendInvitation200JSONResponse) VisitResendInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendInvitation401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ResendInvitation401JSONResponse) VisitResendInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendInvitation403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ResendInvitation403JSONResponse) VisitResendInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendInvitation403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ResendInvitation403ApplicationProblemPlusJSONResponse) VisitResendInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendInvitation404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ResendInvitation404ApplicationProblemPlusJSONResponse) VisitResendInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendInvitation429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ResendInvitation429ApplicationProblemPlusJSONResponse) VisitResendInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListLecturersRequestObject struct {
 	Params ListLecturersParams
 }
@@ -9168,6 +9830,30 @@ func (response GrantRole200JSONResponse) VisitGrantRoleResponse(w http.ResponseW
 	return err
 }
 
+type GrantRole201ResponseHeaders struct {
+	Location *string
+}
+
+type GrantRole201JSONResponse struct {
+	Body    Invitation
+	Headers GrantRole201ResponseHeaders
+}
+
+func (response GrantRole201JSONResponse) VisitGrantRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.Location != nil {
+		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GrantRole400ApplicationProblemPlusJSONResponse struct {
 	BadRequestApplicationProblemPlusJSONResponse
 }
@@ -9238,7 +9924,7 @@ func (response GrantRole403ApplicationProblemPlusJSONResponse) VisitGrantRoleRes
 }
 
 type GrantRole422ApplicationProblemPlusJSONResponse struct {
-	AccountRequiredApplicationProblemPlusJSONResponse
+	ValidationFailedApplicationProblemPlusJSONResponse
 }
 
 func (response GrantRole422ApplicationProblemPlusJSONResponse) VisitGrantRoleResponse(w http.ResponseWriter) error {
@@ -9249,6 +9935,22 @@ func (response GrantRole422ApplicationProblemPlusJSONResponse) VisitGrantRoleRes
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GrantRole429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GrantRole429ApplicationProblemPlusJSONResponse) VisitGrantRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -13177,6 +13879,18 @@ type StrictServerInterface interface {
 	// ListFormSubmissions List a form's submissions, oldest first
 	// (GET /forms/{formId}/submissions)
 	ListFormSubmissions(ctx context.Context, request ListFormSubmissionsRequestObject) (ListFormSubmissionsResponseObject, error)
+	// ListInvitations List pending invitations
+	// (GET /invitations)
+	ListInvitations(ctx context.Context, request ListInvitationsRequestObject) (ListInvitationsResponseObject, error)
+	// CreateInvitation Invite a person by e-mail
+	// (POST /invitations)
+	CreateInvitation(ctx context.Context, request CreateInvitationRequestObject) (CreateInvitationResponseObject, error)
+	// RevokeInvitation Revoke a pending invitation
+	// (DELETE /invitations/{invitationId})
+	RevokeInvitation(ctx context.Context, request RevokeInvitationRequestObject) (RevokeInvitationResponseObject, error)
+	// ResendInvitation Mail a pending invitation again
+	// (POST /invitations/{invitationId}/resend)
+	ResendInvitation(ctx context.Context, request ResendInvitationRequestObject) (ResendInvitationResponseObject, error)
 	// ListLecturers List lecturers
 	// (GET /lecturers)
 	ListLecturers(ctx context.Context, request ListLecturersRequestObject) (ListLecturersResponseObject, error)
@@ -13201,7 +13915,7 @@ type StrictServerInterface interface {
 	// ListMembers List the people who hold a role at the site
 	// (GET /members)
 	ListMembers(ctx context.Context, request ListMembersRequestObject) (ListMembersResponseObject, error)
-	// GrantRole Give a person a role
+	// GrantRole Give a person a role, or invite them
 	// (POST /members)
 	GrantRole(ctx context.Context, request GrantRoleRequestObject) (GrantRoleResponseObject, error)
 	// GetMember Get a member's roles
@@ -14600,6 +15314,129 @@ func (sh *strictHandler) ListFormSubmissions(ctx echo.Context, formId FormId, pa
 		return err
 	} else if validResponse, ok := response.(ListFormSubmissionsResponseObject); ok {
 		return validResponse.VisitListFormSubmissionsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListInvitations operation middleware
+func (sh *strictHandler) ListInvitations(ctx echo.Context, params ListInvitationsParams) error {
+	var request ListInvitationsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListInvitations(ctx.Request().Context(), request.(ListInvitationsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListInvitations")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListInvitationsResponseObject); ok {
+		return validResponse.VisitListInvitationsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateInvitation operation middleware
+func (sh *strictHandler) CreateInvitation(ctx echo.Context, params CreateInvitationParams) error {
+	var request CreateInvitationRequestObject
+
+	request.Params = params
+
+	var body CreateInvitationJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateInvitation(ctx.Request().Context(), request.(CreateInvitationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateInvitation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateInvitationResponseObject); ok {
+		return validResponse.VisitCreateInvitationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RevokeInvitation operation middleware
+func (sh *strictHandler) RevokeInvitation(ctx echo.Context, invitationId InvitationId) error {
+	var request RevokeInvitationRequestObject
+
+	request.InvitationId = invitationId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokeInvitation(ctx.Request().Context(), request.(RevokeInvitationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokeInvitation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RevokeInvitationResponseObject); ok {
+		return validResponse.VisitRevokeInvitationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ResendInvitation operation middleware
+func (sh *strictHandler) ResendInvitation(ctx echo.Context, invitationId InvitationId) error {
+	var request ResendInvitationRequestObject
+
+	request.InvitationId = invitationId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ResendInvitation(ctx.Request().Context(), request.(ResendInvitationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResendInvitation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ResendInvitationResponseObject); ok {
+		return validResponse.VisitResendInvitationResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}

@@ -36,6 +36,8 @@ type Store interface {
 	RolesAt(ctx context.Context, site tenant.ID, userID string) ([]string, error)
 	SiteByID(ctx context.Context, id tenant.ID) (*storage.Site, error)
 	RecordAudit(ctx context.Context, e *storage.AuditEvent) error
+	InvitationByID(ctx context.Context, site tenant.ID, id int64) (*storage.Invitation, error)
+	ListInvitations(ctx context.Context, site tenant.ID, p storage.Page) ([]storage.Invitation, int, error)
 }
 
 // Authenticator verifies the bearer token of a request at its site

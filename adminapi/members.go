@@ -2,7 +2,9 @@ package adminapi
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 
 	"github.com/lectern/lectern/storage"
 )
@@ -77,7 +79,19 @@ func (h *Handler) GrantRole(ctx context.Context, req GrantRoleRequestObject) (Gr
 	if b.Role == RoleOwner && !slices.Contains(callerOf(ctx).roles, storage.RoleOwner) {
 		return nil, errForbidden("only an owner may make someone an owner")
 	}
-	u, err := h.personByEmail(ctx, "email", string(b.Email))
+	var f fields
+	if f.email("email", string(b.Email)); f.err() != nil {
+		return nil, f.err()
+	}
+	u, err := h.store.UserByEmail(ctx, strings.TrimSpace(string(b.Email)))
+	if errors.Is(err, storage.ErrNotFound) {
+		// No account has the address: invite it.
+		inv, loc, err := h.invite(ctx, string(b.Email), b.Role)
+		if err != nil {
+			return nil, err
+		}
+		return GrantRole201JSONResponse{Body: inv, Headers: GrantRole201ResponseHeaders{Location: &loc}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,11 @@ import (
 func toSchool(s *storage.Site) School {
 	return School{Name: s.Name, Description: s.Description, Locale: s.Locale, Origin: ptr(s.Origin),
 		RegistrationVariant: ptr(RegistrationVariant(s.RegistrationVariant)), IdTokensEnabled: ptr(s.IDTokensEnabled),
-		BetaFeatures: BetaFeatures{McpConnections: s.MCPConnectionsBeta}}
+		BetaFeatures: BetaFeatures{McpConnections: s.MCPConnectionsBeta}, Accounts: toAccountSettings(s.Accounts())}
+}
+
+func toAccountSettings(a storage.AccountSettings) AccountSettings {
+	return AccountSettings{SignUp: a.SignUp, MailFromName: a.MailFromName, MailFromAddress: a.MailFromAddress}
 }
 
 // GetSchool implements GET /school (school:read).
@@ -39,7 +43,18 @@ func (h *Handler) UpdateSchool(ctx context.Context, req UpdateSchoolRequestObjec
 	if b.BetaFeatures != nil {
 		set(&s.MCPConnectionsBeta, b.BetaFeatures.McpConnections)
 	}
+	acct := s.Accounts()
+	if b.Accounts != nil {
+		set(&acct.SignUp, b.Accounts.SignUp)
+		set(&acct.MailFromName, b.Accounts.MailFromName)
+		set(&acct.MailFromAddress, b.Accounts.MailFromAddress)
+		s.SetAccounts(acct)
+	}
 	var f fields
+	f.text("accounts.mailFromName", acct.MailFromName, 0, 200, true)
+	if acct.MailFromAddress != "" {
+		f.email("accounts.mailFromAddress", acct.MailFromAddress)
+	}
 	f.text("name", s.Name, 1, 200, false)
 	f.text("description", s.Description, 0, 5000, true)
 	if len(s.Locale) > 35 || !localeRE.MatchString(s.Locale) {
@@ -54,6 +69,9 @@ func (h *Handler) UpdateSchool(ctx context.Context, req UpdateSchoolRequestObjec
 	details := map[string]any{}
 	if b.BetaFeatures != nil && b.BetaFeatures.McpConnections != nil {
 		details["mcp_connections"] = *b.BetaFeatures.McpConnections
+	}
+	if b.Accounts != nil {
+		details["accounts"] = map[string]any{"sign_up": acct.SignUp, "mail_from_name": acct.MailFromName, "mail_from_address": acct.MailFromAddress}
 	}
 	h.audit(ctx, "school.updated", "site", details)
 	return UpdateSchool200JSONResponse(toSchool(s)), nil

@@ -22,6 +22,8 @@ type loginData struct {
 	ClientName string
 	Email      string
 	Error      string
+	// SignUp links the sign-up page (a site setting).
+	SignUp bool
 }
 
 // Login serves the sign-in page (GET) and checks credentials (POST). After
@@ -56,6 +58,7 @@ func (s *Server) Login(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, site *tenant.Site, status int, d loginData) {
+	d.SignUp = site.SignUp // the accounts package serves /signup and /password/forgot
 	s.ui.Render(w, r, status, "login", ui.Page{Title: "Sign in", SiteName: site.Name, CSRF: session.CSRFToken(w, r, site, nil), Data: d})
 }
 

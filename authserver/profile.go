@@ -27,6 +27,8 @@ type Profile struct {
 	Picture     string   `json:"picture"`
 	PictureFile string   `json:"picture_file,omitempty"`
 	Roles       []string `json:"roles"`
+	// EmailVerified: the account showed it receives mail at Email.
+	EmailVerified bool `json:"email_verified"`
 }
 
 // profile returns the user's claims at site, from the cache when it can.
@@ -46,7 +48,7 @@ func (s *Server) profile(ctx context.Context, site tenant.ID, userID string) (*P
 	if err != nil {
 		return nil, err
 	}
-	p := &Profile{UserID: u.ID, Email: u.Email, Name: u.Name, Picture: u.Picture, PictureFile: u.PictureFile, Roles: roles}
+	p := &Profile{UserID: u.ID, Email: u.Email, Name: u.Name, Picture: u.Picture, PictureFile: u.PictureFile, Roles: roles, EmailVerified: u.EmailVerified}
 	if p.Roles == nil {
 		p.Roles = []string{}
 	}
@@ -60,12 +62,14 @@ func (s *Server) profile(ctx context.Context, site tenant.ID, userID string) (*P
 // by the granted scopes in the same way (spec: a verified id_token has the
 // same sub, email, name, picture, org_id, roles as UserInfo).
 type UserClaims struct {
-	Subject string   `json:"sub"`
-	Email   string   `json:"email,omitempty"`
-	Name    string   `json:"name,omitempty"`
-	Picture string   `json:"picture,omitempty"`
-	OrgID   string   `json:"org_id"`
-	Roles   []string `json:"roles"`
+	Subject string `json:"sub"`
+	Email   string `json:"email,omitempty"`
+	// EmailVerified is the standard claim (OIDC Core §5.1), with email.
+	EmailVerified *bool    `json:"email_verified,omitempty"`
+	Name          string   `json:"name,omitempty"`
+	Picture       string   `json:"picture,omitempty"`
+	OrgID         string   `json:"org_id"`
+	Roles         []string `json:"roles"`
 }
 
 // userClaims builds the claims of p at site for scopes: email needs
@@ -79,6 +83,8 @@ func userClaims(site *tenant.Site, p *Profile, scopes []string) UserClaims {
 	}
 	if slices.Contains(scopes, scope.Email) {
 		c.Email = p.Email
+		verified := p.EmailVerified
+		c.EmailVerified = &verified
 	}
 	if slices.Contains(scopes, scope.Profile) {
 		c.Name, c.Picture = p.Name, vocab.PictureURL(site.Origin, p.UserID, p.PictureFile, p.Picture)

@@ -99,7 +99,7 @@ func AuthorizationServer(site *tenant.Site) ServerMetadata {
 		CodeChallengeMethodsSupported:              []string{"S256"},
 		AuthorizationResponseISSParameterSupported: true,
 		ClientIDMetadataDocumentSupported:          true,
-		ClaimsSupported:                            []string{"sub", "email", "name", "picture", "org_id", "roles"},
+		ClaimsSupported:                            []string{"sub", "email", "email_verified", "name", "picture", "org_id", "roles"},
 		ServiceDocumentation:                       site.URL(vocab.AuthMDPath),
 		ProtectedResources:                         []string{site.Resource()},
 	}

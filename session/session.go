@@ -117,10 +117,23 @@ func (ss *Store) GetWith(r *http.Request, site *tenant.Site, more func(userID st
 	return &s, vals[1:], nil
 }
 
-// Create starts a session for user and sets its cookie.
+// indexKey names the set of a user's sessions at every site (their cache
+// keys). Accounts are platform-wide, so the index is too: its hash tag is
+// the user's, not a site's.
+func indexKey(userID string) string {
+	sum := sha256.Sum256([]byte(userID))
+	return "{u" + base64.RawURLEncoding.EncodeToString(sum[:12]) + "}:sessions"
+}
+
+// Create starts a session for user and sets its cookie. The session is
+// recorded in the user's index first, so that no session exists that
+// EndAll cannot find.
 func (ss *Store) Create(w http.ResponseWriter, r *http.Request, site *tenant.Site, userID string) (*Session, error) {
 	now := ss.now()
 	s := &Session{SiteID: site.ID, UserID: userID, AuthTime: now, Created: now, Touched: now, CSRF: randomToken(), id: randomToken()}
+	if err := ss.cache.SetAdd(r.Context(), indexKey(userID), Absolute, sessionKey(site.ID, s.id)); err != nil {
+		return nil, err
+	}
 	if err := ss.save(r.Context(), s); err != nil {
 		return nil, err
 	}
@@ -139,8 +152,34 @@ func (ss *Store) Destroy(w http.ResponseWriter, r *http.Request, site *tenant.Si
 	if err != nil {
 		return nil
 	}
-	id, _, _ := strings.Cut(c.Value, ".")
-	return ss.cache.Delete(r.Context(), sessionKey(site.ID, id))
+	id, userID, _ := strings.Cut(c.Value, ".")
+	key := sessionKey(site.ID, id)
+	if err := ss.cache.Delete(r.Context(), key); err != nil {
+		return err
+	}
+	if userID != "" && len(userID) <= 64 {
+		_ = ss.cache.SetRemove(r.Context(), indexKey(userID), key) // the index only points at it
+	}
+	return nil
+}
+
+// EndAll ends every browser session of the user at every site (after a
+// password reset). A session being created at this very moment may
+// survive it; one created afterwards is unaffected.
+func (ss *Store) EndAll(ctx context.Context, userID string) error {
+	idx := indexKey(userID)
+	keys, err := ss.cache.SetMembers(ctx, idx)
+	if err != nil {
+		return err
+	}
+	// Session keys of different sites live in different cluster slots:
+	// one delete each.
+	for _, k := range keys {
+		if err := ss.cache.Delete(ctx, k); err != nil {
+			return err
+		}
+	}
+	return ss.cache.SetRemove(ctx, idx, keys...)
 }
 
 func (ss *Store) save(ctx context.Context, s *Session) error {

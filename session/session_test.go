@@ -161,3 +161,36 @@ func TestCSRFRefusesCrossOriginForms(t *testing.T) {
 		}
 	}
 }
+
+// A password reset ends the person's sessions at every site, and no one
+// else's.
+func TestEndAllEndsEverySiteSession(t *testing.T) {
+	ss := NewStore(cache.NewMemory(nil), nil)
+	login := func(site *tenant.Site, user string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		if _, err := ss.Create(rec, httptest.NewRequest(http.MethodPost, "/login", nil), site, user); err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	adaA, adaB, adaA2, bob := login(siteA, "usr_ada"), login(siteB, "usr_ada"), login(siteA, "usr_ada"), login(siteA, "usr_bob")
+	if err := ss.EndAll(t.Context(), "usr_ada"); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		rec  *httptest.ResponseRecorder
+		site *tenant.Site
+	}{"ada at A": {adaA, siteA}, "ada at B": {adaB, siteB}, "ada's second browser at A": {adaA2, siteA}} {
+		if got, err := ss.Get(withCookies(c.rec, nil), c.site); err != nil || got != nil {
+			t.Errorf("%s survived EndAll: %+v, %v", name, got, err)
+		}
+	}
+	if got, err := ss.Get(withCookies(bob, nil), siteA); err != nil || got == nil {
+		t.Fatalf("another person's session ended too: %v", err)
+	}
+	// A session started after EndAll works.
+	again := login(siteA, "usr_ada")
+	if got, _ := ss.Get(withCookies(again, nil), siteA); got == nil {
+		t.Fatal("a new session after EndAll does not work")
+	}
+}

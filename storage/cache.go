@@ -49,6 +49,13 @@ type Cache interface {
 	// is lost the channel is closed (messages published meanwhile are lost):
 	// subscribe again and treat what was cached as stale.
 	Subscribe(ctx context.Context, channel string) (<-chan []byte, error)
+	// SetAdd adds members to the set at key and makes the set expire after
+	// ttl (from now, whatever it was before).
+	SetAdd(ctx context.Context, key string, ttl time.Duration, members ...string) error
+	// SetMembers returns the members of the set at key (none when absent).
+	SetMembers(ctx context.Context, key string) ([]string, error)
+	// SetRemove removes members from the set at key.
+	SetRemove(ctx context.Context, key string, members ...string) error
 	// Allow applies a rate limit: it reports whether one more event under key
 	// is within limit and, if not, how long until one is.
 	Allow(ctx context.Context, key string, limit Limit) (ok bool, retryAfter time.Duration, err error)

@@ -36,6 +36,7 @@ func (s *Site) Tenant() *tenant.Site {
 		IDTokens:       s.IDTokensEnabled,
 		MCPConnections: s.MCPConnectionsBeta,
 		CIMDOpen:       s.CIMDOpen,
+		SignUp:         s.Accounts().SignUp,
 		Description:    s.Description,
 		Locale:         s.Locale,
 		UpdatedAt:      s.UpdatedAt,
@@ -88,8 +89,12 @@ type User struct {
 	Picture      string
 	PictureFile  string
 	PasswordHash string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// EmailVerified: the person showed they receive mail at Email (a
+	// mailed link, an accepted invitation), or an operator created the
+	// account.
+	EmailVerified bool
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // Roles a user can hold at a site (DESIGN §5).

@@ -172,6 +172,7 @@ type Store interface {
 	CatalogStore
 	OperatorStore
 	AdminStore
+	AccountStore
 	// Ping reports whether the backend answers.
 	Ping(ctx context.Context) error
 	Close() error

@@ -42,7 +42,9 @@ type Site struct {
 	// MCPConnections is the "MCP connections" beta feature.
 	MCPConnections bool
 	// CIMDOpen accepts Client ID Metadata Documents from any host.
-	CIMDOpen    bool
+	CIMDOpen bool
+	// SignUp lets people create their own accounts at the sign-in page.
+	SignUp      bool
 	Description string
 	Locale      string
 	UpdatedAt   time.Time

@@ -1,19 +1,66 @@
 package web
 
 import (
+	"maps"
 	"net/http"
+	"strings"
+
+	"github.com/lectern/lectern/internal/platform"
+	"github.com/lectern/lectern/storage"
 )
 
 type settingsData struct {
 	chrome
-	BetaOn bool
+	BetaOn   bool
+	Accounts storage.AccountSettings
+	// MailFrom is what the site's mail shows as sender now.
+	MailFrom string
+	Error    string
 }
 
 // settings serves GET /admin/settings: the beta features (owners and
 // admins).
 func (h *Handler) settings(w http.ResponseWriter, r *http.Request, rq *request) {
-	d := settingsData{chrome: chromeFor(rq, "admin", "settings"), BetaOn: rq.developersOn()}
-	h.render(w, r, rq, http.StatusOK, "admin_settings", "Settings", d, h.takeFlash(r.Context(), rq))
+	h.renderSettings(w, r, rq, http.StatusOK, rq.stored.Accounts(), "", h.takeFlash(r.Context(), rq))
+}
+
+func (h *Handler) renderSettings(w http.ResponseWriter, r *http.Request, rq *request, status int, a storage.AccountSettings, errMsg string, f *flash) {
+	from := h.platform.SenderOf(rq.stored)
+	d := settingsData{chrome: chromeFor(rq, "admin", "settings"), BetaOn: rq.developersOn(), Accounts: a,
+		MailFrom: from.Name + " <" + from.Address + ">", Error: errMsg}
+	h.render(w, r, rq, status, "admin_settings", "Settings", d, f)
+}
+
+// accountSettings serves POST /admin/settings/accounts: whether people may
+// sign up, and the sender of the site's mail.
+func (h *Handler) accountSettings(w http.ResponseWriter, r *http.Request, rq *request) {
+	a := storage.AccountSettings{
+		SignUp:          r.PostFormValue("signup") == "on",
+		MailFromName:    strings.TrimSpace(r.PostFormValue("mail_from_name")),
+		MailFromAddress: strings.TrimSpace(r.PostFormValue("mail_from_address")),
+	}
+	if len(a.MailFromName) > 200 || strings.ContainsAny(a.MailFromName, "\r\n") {
+		h.renderSettings(w, r, rq, http.StatusUnprocessableEntity, a, "The sender name must be one line of at most 200 characters.", nil)
+		return
+	}
+	if a.MailFromAddress != "" {
+		addr, err := platform.NormalizeEmail(a.MailFromAddress)
+		if err != nil {
+			h.renderSettings(w, r, rq, http.StatusUnprocessableEntity, a, "The sender address must be an e-mail address, or empty.", nil)
+			return
+		}
+		a.MailFromAddress = addr
+	}
+	site := *rq.stored
+	site.Settings = maps.Clone(site.Settings)
+	site.SetAccounts(a)
+	if err := h.platform.UpdateSite(r.Context(), &site); err != nil {
+		h.fail(w, r, rq, err)
+		return
+	}
+	h.audit(r, rq, "site.accounts_changed", "site", map[string]any{"sign_up": a.SignUp, "mail_from_name": a.MailFromName, "mail_from_address": a.MailFromAddress})
+	_ = h.setFlash(r.Context(), rq, flash{Kind: "ok", Message: "Account settings saved."})
+	seeOther(w, r, "/admin/settings")
 }
 
 // betaToggle serves POST /admin/settings/beta: it turns "MCP connections"

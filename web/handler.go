@@ -27,6 +27,10 @@ type Store interface {
 	ListAudit(ctx context.Context, site tenant.ID, before int64, limit int) ([]storage.AuditEvent, error)
 	RecordAudit(ctx context.Context, e *storage.AuditEvent) error
 	SaveConsent(ctx context.Context, c *storage.Consent) error
+	ListMembers(ctx context.Context, site tenant.ID, role string, p storage.Page) ([]storage.MemberView, int, error)
+	UserByEmail(ctx context.Context, email string) (*storage.User, error)
+	InvitationByID(ctx context.Context, site tenant.ID, id int64) (*storage.Invitation, error)
+	ListInvitations(ctx context.Context, site tenant.ID, p storage.Page) ([]storage.Invitation, int, error)
 }
 
 // Options configures New. Every field but Now is required.
@@ -96,6 +100,12 @@ func (h *Handler) routes() {
 	h.handle("GET /admin/{$}", operator, redirectTo("/admin"))
 	h.handle("GET /admin/settings", manager, h.settings)
 	h.handle("POST /admin/settings/beta", manager, h.betaToggle)
+	h.handle("POST /admin/settings/accounts", manager, h.accountSettings)
+	h.handle("GET /admin/members", manager, h.members)
+	h.handle("POST /admin/members", manager, h.memberInvite)
+	h.handle("POST /admin/members/invitations/{id}/resend", manager, h.invitationResend)
+	h.handle("GET /admin/members/invitations/{id}/revoke", manager, h.invitationRevokeConfirm)
+	h.handle("POST /admin/members/invitations/{id}/revoke", manager, h.invitationRevoke)
 
 	h.handle("GET /admin/developers/apps", developers, h.appList)
 	h.handle("POST /admin/developers/apps", developers, h.appCreate)
@@ -117,6 +127,8 @@ func (h *Handler) routes() {
 	h.handleUpload("POST "+picturePath, signedIn, PictureBodyLimit, h.pictureUpload)
 	h.handle("POST "+picturePath+"/remove", signedIn, h.pictureRemove)
 	h.handle("GET /account/connections", signedIn, h.connections)
+	h.handle("GET /account/email", signedIn, h.emailPage)
+	h.handle("POST /account/email", signedIn, h.emailChange)
 	h.handle("GET /account/connections/revoke", signedIn, h.connectionRevokeConfirm)
 	h.handle("POST /account/connections/revoke", signedIn, h.connectionRevoke)
 	h.handle("/account/", signedIn, h.notFound)

@@ -145,13 +145,17 @@ type siteJSON struct {
 	CIMDOpen            bool      `json:"cimd_open"`
 	Description         string    `json:"description"`
 	Locale              string    `json:"locale"`
+	SignUp              bool      `json:"signup"`
+	MailFromName        string    `json:"mail_from_name"`
+	MailFromAddress     string    `json:"mail_from_address"`
 	CreatedAt           time.Time `json:"created_at"`
 	UpdatedAt           time.Time `json:"updated_at"`
 }
 
 func toSiteJSON(s *storage.Site) siteJSON {
+	a := s.Accounts()
 	return siteJSON{s.ID, s.Slug, s.Name, s.Origin, s.Aliases, string(s.RegistrationVariant), s.IDTokensEnabled,
-		s.MCPConnectionsBeta, s.CIMDOpen, s.Description, s.Locale, s.CreatedAt, s.UpdatedAt}
+		s.MCPConnectionsBeta, s.CIMDOpen, s.Description, s.Locale, a.SignUp, a.MailFromName, a.MailFromAddress, s.CreatedAt, s.UpdatedAt}
 }
 
 func runSite(ctx context.Context, env *cmdEnv, args []string) error {
@@ -161,8 +165,10 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	var (
 		slug, name, origin, variant, description, locale, ref string
+		mailFromName, mailFromAddress                         string
 		aliases                                               stringList
 		idTokens, mcpBeta, cimdOpen, asJSON, clearAliases     bool
+		signUp                                                bool
 	)
 	siteFlags := func(fs *cmdFlags) {
 		fs.StringVar(&name, "name", "", "display name")
@@ -174,6 +180,9 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 		fs.BoolVar(&cimdOpen, "cimd-open", false, "accept Client ID Metadata Documents from any host")
 		fs.StringVar(&description, "description", "", "description")
 		fs.StringVar(&locale, "locale", "en", "locale")
+		fs.BoolVar(&signUp, "signup", false, "let people create their own accounts (after verifying their e-mail address)")
+		fs.StringVar(&mailFromName, "mail-from-name", "", "sender name of the site's mail (empty: the site's name)")
+		fs.StringVar(&mailFromAddress, "mail-from-address", "", "sender address of the site's mail (empty: the platform's --mail-from)")
 		fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	}
 	switch sub {
@@ -191,6 +200,7 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 				s := &storage.Site{Slug: slug, Name: name, Origin: origin, Aliases: aliases,
 					RegistrationVariant: tenant.Variant(strings.ToUpper(variant)), IDTokensEnabled: idTokens,
 					MCPConnectionsBeta: mcpBeta, CIMDOpen: cimdOpen, Description: description, Locale: locale}
+				s.SetAccounts(storage.AccountSettings{SignUp: signUp, MailFromName: mailFromName, MailFromAddress: mailFromAddress})
 				if err := a.Platform.CreateSite(ctx, s); err != nil {
 					return err
 				}
@@ -213,8 +223,15 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 				if err != nil {
 					return err
 				}
+				acct := s.Accounts()
 				fs.Visit(func(f *flag.Flag) {
 					switch f.Name {
+					case "signup":
+						acct.SignUp = signUp
+					case "mail-from-name":
+						acct.MailFromName = mailFromName
+					case "mail-from-address":
+						acct.MailFromAddress = mailFromAddress
 					case "slug":
 						s.Slug = slug
 					case "name":
@@ -235,6 +252,7 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 						s.Locale = locale
 					}
 				})
+				s.SetAccounts(acct)
 				if clearAliases {
 					s.Aliases = nil
 				}

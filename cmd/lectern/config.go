@@ -67,6 +67,8 @@ func (c *config) serving(fs *cmdFlags) {
 	fs.boolean(&c.Pprof, "pprof", "LECTERN_PPROF", false, "serve the Go profiler (net/http/pprof) on --metrics-addr")
 	fs.duration(&c.SiteCacheTTL, "site-cache-ttl", "LECTERN_SITE_CACHE_TTL", 5*time.Second, "how long a replica trusts its copy of a site without a change broadcast")
 	fs.boolean(&c.DemoSeed, "demo-seed", "LECTERN_DEMO_SEED", true, "seed the demo sites on the first embedded start")
+	fs.str(&c.SMTPURL, "smtp-url", "LECTERN_SMTP_URL", "", "SMTP server of the account mail: smtp://user:pass@host:port (STARTTLS when offered; ?starttls=required to insist) or smtps://... (implicit TLS); empty: each message is logged and written to <data-dir>/outbox/*.eml")
+	fs.str(&c.MailFrom, "mail-from", "LECTERN_MAIL_FROM", "no-reply@localhost", "sender address of the account mail, unless a site sets its own (lectern site update --mail-from-address)")
 }
 
 // port is the port of Addr, for the demo origins.

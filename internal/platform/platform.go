@@ -35,6 +35,9 @@ type Platform struct {
 	Logger *slog.Logger
 	// PasswordParams are the argon2id parameters of new passwords.
 	PasswordParams password.Params
+	// Mail sends the account mail (invitations, links); nil where a
+	// command sends none.
+	Mail *Mail
 
 	laterOnce sync.Once
 	later     *storage.Deleter
@@ -87,27 +90,60 @@ func (p *Platform) RotateKey(ctx context.Context, site tenant.ID, activateIn tim
 	return k, nil
 }
 
-// CreateUser hashes the password and stores a new user.
+// CreateUser hashes the password and stores a new user. An operator
+// creates it (CLI, demo seed) and vouches for the address: it counts as
+// verified.
 func (p *Platform) CreateUser(ctx context.Context, email, name, picture, pw string) (*storage.User, error) {
+	u, err := p.newUser(email, name, pw)
+	if err != nil {
+		return nil, err
+	}
+	u.Picture, u.EmailVerified = picture, true
+	if err := p.Store.CreateUser(ctx, u); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// MinPassword and MaxPassword bound a new password (in bytes; the upper
+// bound keeps argon2id's input small).
+const (
+	MinPassword = 8
+	MaxPassword = 1024
+)
+
+// CheckPassword says what is wrong with a new password, if anything.
+func CheckPassword(pw string) error {
+	switch {
+	case len(pw) < MinPassword:
+		return fmt.Errorf("%w: password must have at least %d characters", ErrInvalid, MinPassword)
+	case len(pw) > MaxPassword:
+		return fmt.Errorf("%w: password must have at most %d characters", ErrInvalid, MaxPassword)
+	}
+	return nil
+}
+
+// newUser validates and hashes a new account (not stored).
+func (p *Platform) newUser(email, name, pw string) (*storage.User, error) {
 	email = strings.TrimSpace(email)
 	if !strings.Contains(email, "@") || len(email) > 320 {
 		return nil, fmt.Errorf("%w: email %q is not an e-mail address", ErrInvalid, email)
 	}
-	if strings.TrimSpace(name) == "" {
+	name = strings.TrimSpace(name)
+	if name == "" {
 		return nil, fmt.Errorf("%w: name is required", ErrInvalid)
 	}
-	if len(pw) < 8 {
-		return nil, fmt.Errorf("%w: password must have at least 8 characters", ErrInvalid)
+	if len(name) > 200 {
+		return nil, fmt.Errorf("%w: name must have at most 200 characters", ErrInvalid)
+	}
+	if err := CheckPassword(pw); err != nil {
+		return nil, err
 	}
 	hash, err := password.Hash(pw, p.PasswordParams)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	u := &storage.User{ID: NewUserID(), Email: email, Name: strings.TrimSpace(name), Picture: picture, PasswordHash: hash}
-	if err := p.Store.CreateUser(ctx, u); err != nil {
-		return nil, err
-	}
-	return u, nil
+	return &storage.User{ID: NewUserID(), Email: email, Name: name, PasswordHash: hash}, nil
 }
 
 // GrantRole gives the user with email a role at site.
@@ -305,6 +341,14 @@ func validateSite(s *storage.Site) error {
 			return fmt.Errorf("%w: alias %q must be host[:port]", ErrInvalid, a)
 		}
 		s.Aliases[i] = h
+	}
+	if a := s.Accounts(); a.MailFromAddress != "" {
+		if _, err := NormalizeEmail(a.MailFromAddress); err != nil {
+			return fmt.Errorf("%w: mail sender address %q is not an e-mail address", ErrInvalid, a.MailFromAddress)
+		}
+	}
+	if strings.ContainsAny(s.Accounts().MailFromName, "\r\n") {
+		return fmt.Errorf("%w: mail sender name must be one line", ErrInvalid)
 	}
 	if !s.RegistrationVariant.Valid() {
 		return fmt.Errorf("%w: registration variant %q must be A or B", ErrInvalid, s.RegistrationVariant)

@@ -12,6 +12,7 @@ import (
 	"github.com/lectern/lectern/authserver/keys"
 	"github.com/lectern/lectern/authserver/password"
 	"github.com/lectern/lectern/internal/platform"
+	"github.com/lectern/lectern/mail"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/storage/cache"
 	"github.com/lectern/lectern/storage/sqlstore"
@@ -92,7 +93,12 @@ func Open(ctx context.Context, cfg *Config, logger *slog.Logger, o OpenOptions) 
 	if err != nil {
 		return nil, err
 	}
-	a.Platform = &platform.Platform{Store: a.Store, Keys: a.Keys, Cache: a.Cache, Logger: logger, PasswordParams: password.Default}
+	templates, err := mail.NewTemplates()
+	if err != nil {
+		return nil, err
+	}
+	a.Platform = &platform.Platform{Store: a.Store, Keys: a.Keys, Cache: a.Cache, Logger: logger, PasswordParams: password.Default,
+		Mail: &platform.Mail{Templates: templates, From: cfg.MailFrom}}
 	ok = true
 	return a, nil
 }

@@ -2,8 +2,11 @@ package server
 
 import (
 	"crypto/x509"
+
 	"path/filepath"
 	"time"
+
+	"github.com/lectern/lectern/mail"
 )
 
 // Config holds the process settings the wiring needs. The CLI fills it
@@ -40,6 +43,13 @@ type Config struct {
 	AccessLog bool
 	// Pprof serves the Go profiler on the metrics listener (--pprof).
 	Pprof bool
+	// SMTPURL is the SMTP server of the account mail; empty: messages are
+	// logged and written to DataDir/outbox (--smtp-url).
+	SMTPURL string
+	// MailFrom is the platform's sender address (--mail-from).
+	MailFrom string
+	// Mail tunes the outbox sender loop; tests shorten its waits.
+	Mail *mail.SenderOptions
 
 	// CIMDTestRoots lets the CIMD fetcher reach an httptest TLS server on
 	// loopback. Test-only: no flag or environment variable sets it.

@@ -40,9 +40,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          nil,
 	}
 	go s.housekeeping(watchCtx)
+	// The outbox sender stops with the watch context: after the listener
+	// has drained, so mail queued by the last requests still goes out.
+	go s.mailer.Run(watchCtx)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	s.app.Logger.Info("listening", "addr", ln.Addr().String(), "database", s.app.Store.Dialect(), "cache", cacheKind(s.app.Config))
+	s.app.Logger.Info("listening", "addr", ln.Addr().String(), "database", s.app.Store.Dialect(), "cache", cacheKind(s.app.Config), "mail", s.mailDesc)
 	select {
 	case err := <-errc:
 		return err

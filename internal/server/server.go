@@ -17,6 +17,7 @@ import (
 	"github.com/lectern/lectern/authserver/bearer"
 	"github.com/lectern/lectern/authserver/cimd"
 	"github.com/lectern/lectern/discovery"
+	"github.com/lectern/lectern/mail"
 	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/tenant"
 	"github.com/lectern/lectern/ui"
@@ -34,6 +35,8 @@ type Server struct {
 	sessions *session.Store
 	auth     *authserver.Server
 	files    adminapi.FileStore
+	mailer   *mail.Sender
+	mailDesc string
 }
 
 // New builds the handlers over a and the router: process endpoints first,
@@ -55,6 +58,9 @@ func New(ctx context.Context, a *App) (*Server, error) {
 		return nil, err
 	}
 	if err := s.buildHandlers(); err != nil {
+		return nil, err
+	}
+	if err := s.buildMail(); err != nil {
 		return nil, err
 	}
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -128,6 +134,7 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	s.mountAgentDocs()
 	s.mountAdminAPI()
 	s.mountWeb()
+	s.mountAccounts()
 	return s, nil
 }
 

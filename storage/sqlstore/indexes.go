@@ -113,4 +113,14 @@ var reliedIndexes = []indexNeed{
 	lookup("comments", "site_id", "id").because("CommentRecords"),
 	lookup("form_submissions", "form_id", "id").because("FormSubmissionRecords"),
 	lookup("subscriptions", "site_id", "user_id").because("SubscriptionRecords"),
+
+	// Accounts: invitations, mailed links, the outbox.
+	unique("invitations", "token_hash").because("InvitationByTokenHash"),
+	unique("invitations", "site_id", "email").where().because("CreateInvitation (one pending per address), PendingInvitationByEmail"),
+	lookup("invitations", "site_id", "id").because("ListInvitations"),
+	unique("account_tokens", "token_hash").because("AccountTokenByHash"),
+	lookup("account_tokens", "user_id", "purpose").because("ResetPassword (using up the other reset links)"),
+	lookup("outbox_messages", "next_attempt_at", "id").where().because("ClaimMail"),
+	lookup("outbox_messages", "sent_at").where().because("PruneMail"),
+	lookup("grants", "user_id").where().because("UserGrants (a password reset revokes every site's grants)"),
 }

@@ -14,5 +14,6 @@ func storedModels() []any {
 		&storage.EventRegistration{}, &storage.Notification{}, &storage.NotificationSubscription{}, &storage.MembershipPlan{},
 		&storage.Order{}, &storage.OrderItem{},
 		&storage.Coupon{}, &storage.Post{}, &storage.SitePage{}, &storage.Comment{}, &storage.Form{}, &storage.FormSubmission{},
-		&storage.File{}, &storage.Appearance{}, &storage.Subscription{}}
+		&storage.File{}, &storage.Appearance{}, &storage.Subscription{},
+		&storage.Invitation{}, &storage.AccountToken{}, &storage.OutboxMessage{}}
 }

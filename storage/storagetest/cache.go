@@ -59,6 +59,7 @@ func RunCacheTests(t *testing.T, newCache func(t *testing.T) storage.Cache) {
 		{"BinaryValues", testCacheBinaryValues},
 		{"CanceledContext", testCacheCanceledContext},
 		{"Close", testCacheClose},
+		{"Sets", testCacheSets},
 	}
 	// The group keeps RunCacheTests from returning before its parallel
 	// subtests have run, so callers may clean up after it returns.

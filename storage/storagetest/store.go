@@ -92,6 +92,9 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) storage.Store) {
 		{"AdminEnrollmentSummary", testEnrollmentSummary},
 		{"AdminAppearance", testAppearance},
 		{"Ping", testPing},
+		{"Invitations", testInvitations},
+		{"AccountTokens", testAccountTokens},
+		{"OutboxClaims", testOutboxClaims},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

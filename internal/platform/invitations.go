@@ -1,0 +1,163 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	lmail "github.com/lectern/lectern/mail"
+	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
+)
+
+// Invite invites email to site with role, or, when a pending invitation of
+// that address exists, sends it again with the new role (a fresh link; the
+// old one stops working). The caller has checked that no account has the
+// address.
+func (p *Platform) Invite(ctx context.Context, site *storage.Site, email, role string, inviter *storage.User, now time.Time) (*storage.Invitation, error) {
+	email, err := NormalizeEmail(email)
+	if err != nil {
+		return nil, err
+	}
+	if !storage.ValidRole(role) {
+		return nil, fmt.Errorf("%w: role %q is not one of owner, admin, lecturer, student", ErrInvalid, role)
+	}
+	existing, err := p.Store.PendingInvitationByEmail(ctx, site.ID, email)
+	switch {
+	case err == nil:
+		return p.renew(ctx, site, existing.ID, email, role, inviter, now)
+	case !errors.Is(err, storage.ErrNotFound):
+		return nil, err
+	}
+	if err := p.allowMail(ctx, lmail.KindInvitation, email); err != nil {
+		return nil, err
+	}
+	tok, hash := NewLinkToken()
+	inv := &storage.Invitation{SiteID: site.ID, Email: email, Role: role, TokenHash: hash, InvitedBy: inviter.ID,
+		CreatedAt: now, SentAt: now, ExpiresAt: now.Add(InvitationLifetime)}
+	m, err := p.invitationMail(site, inv, tok, inviter)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Store.CreateInvitation(ctx, inv, m); err != nil {
+		if errors.Is(err, storage.ErrConflict) {
+			// Another request invited the same address a moment ago.
+			if again, gerr := p.Store.PendingInvitationByEmail(ctx, site.ID, email); gerr == nil {
+				return again, nil
+			}
+		}
+		return nil, err
+	}
+	p.wake()
+	return inv, nil
+}
+
+// ResendInvitation mails a pending invitation again with a fresh link and
+// expiry; the old link stops working.
+func (p *Platform) ResendInvitation(ctx context.Context, site *storage.Site, id int64, inviter *storage.User, now time.Time) (*storage.Invitation, error) {
+	inv, err := p.Store.InvitationByID(ctx, site.ID, id)
+	if err != nil {
+		return nil, err
+	}
+	if inv.AcceptedAt != nil || inv.RevokedAt != nil {
+		return nil, storage.ErrNotFound
+	}
+	return p.renew(ctx, site, id, inv.Email, inv.Role, inviter, now)
+}
+
+func (p *Platform) renew(ctx context.Context, site *storage.Site, id int64, email, role string, inviter *storage.User, now time.Time) (*storage.Invitation, error) {
+	if err := p.allowMail(ctx, lmail.KindInvitation, email); err != nil {
+		return nil, err
+	}
+	tok, hash := NewLinkToken()
+	draft := &storage.Invitation{Email: email, Role: role}
+	m, err := p.invitationMail(site, draft, tok, inviter)
+	if err != nil {
+		return nil, err
+	}
+	inv, err := p.Store.RenewInvitation(ctx, site.ID, id, storage.InvitationUpdate{
+		TokenHash: hash, Role: role, InvitedBy: inviter.ID, SentAt: now, ExpiresAt: now.Add(InvitationLifetime)}, m)
+	if err != nil {
+		return nil, err
+	}
+	p.wake()
+	return inv, nil
+}
+
+func (p *Platform) invitationMail(site *storage.Site, inv *storage.Invitation, tok string, inviter *storage.User) (*storage.OutboxMessage, error) {
+	return p.compose(lmail.KindInvitation, site, lmail.Data{
+		To: inv.Email, Link: link(site, "/invitations/accept", tok), Role: inv.Role,
+		InvitedBy: inviter.Name, ValidDays: int(InvitationLifetime / (24 * time.Hour)),
+	})
+}
+
+// RevokeInvitation revokes a pending invitation: its link stops working.
+func (p *Platform) RevokeInvitation(ctx context.Context, site tenant.ID, id int64, now time.Time) error {
+	return p.Store.RevokeInvitation(ctx, site, id, now)
+}
+
+// InvitationByLink finds the invitation a link's token names at site:
+// ErrLinkInvalid when there is none here (a mistyped link, another site's),
+// ErrLinkExpired (with the invitation) when it was accepted, revoked or is
+// too old.
+func (p *Platform) InvitationByLink(ctx context.Context, site tenant.ID, tok string, now time.Time) (*storage.Invitation, error) {
+	if !validLinkToken(tok) {
+		return nil, ErrLinkInvalid
+	}
+	inv, err := p.Store.InvitationByTokenHash(ctx, site, HashLinkToken(tok))
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return nil, ErrLinkInvalid
+	case err != nil:
+		return nil, err
+	case !sameHash(inv.TokenHash, tok):
+		return nil, ErrLinkInvalid
+	case !inv.Pending(now):
+		return inv, ErrLinkExpired
+	}
+	return inv, nil
+}
+
+// AcceptInvitationNew accepts the invitation of the link with a new
+// account (name and password). When an account with the address appeared
+// meanwhile, it is storage.ErrConflict: the person signs in instead.
+func (p *Platform) AcceptInvitationNew(ctx context.Context, site tenant.ID, tok, name, pw string, now time.Time) (*storage.User, error) {
+	inv, err := p.InvitationByLink(ctx, site, tok, now)
+	if err != nil {
+		return nil, err
+	}
+	u, err := p.newUser(inv.Email, name, pw)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Store.AcceptInvitation(ctx, site, inv.ID, u.ID, u, now); err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, ErrLinkExpired
+		}
+		return nil, err
+	}
+	p.forgetRoles(ctx, site, u.ID)
+	return u, nil
+}
+
+// AcceptInvitationAs accepts the invitation of the link for an existing
+// account, which must have the invited address.
+func (p *Platform) AcceptInvitationAs(ctx context.Context, site tenant.ID, tok string, u *storage.User, now time.Time) error {
+	inv, err := p.InvitationByLink(ctx, site, tok, now)
+	if err != nil {
+		return err
+	}
+	if !strings.EqualFold(inv.Email, u.Email) {
+		return fmt.Errorf("%w: the invitation is for another e-mail address", ErrInvalid)
+	}
+	if err := p.Store.AcceptInvitation(ctx, site, inv.ID, u.ID, nil, now); err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return ErrLinkExpired
+		}
+		return err
+	}
+	p.forgetRoles(ctx, site, u.ID)
+	return nil
+}

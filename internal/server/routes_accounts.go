@@ -1,0 +1,61 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lectern/lectern/accounts"
+	"github.com/lectern/lectern/mail"
+)
+
+// buildMail makes the outbox sender: SMTP when --smtp-url names a server,
+// else the outbox folder of the embedded default. Enqueued mail wakes it.
+func (s *Server) buildMail() error {
+	a := s.app
+	var transport mail.Transport
+	if a.Config.SMTPURL != "" {
+		c, err := mail.ParseSMTPURL(a.Config.SMTPURL)
+		if err != nil {
+			return fmt.Errorf("--smtp-url: %w", err)
+		}
+		transport = mail.NewSMTP(c)
+		s.mailDesc = c.String()
+	} else {
+		dir := filepath.Join(a.Config.DataDir, "outbox")
+		transport = &mail.Dir{Path: dir, Logger: a.Logger}
+		s.mailDesc = "folder " + dir
+	}
+	s.mailer = mail.NewSender(a.Store, transport, a.Logger, a.Config.Mail)
+	a.Platform.Mail.Wake = s.mailer.Wake
+	counter := func(name, help string, f func() float64) prometheus.CounterFunc {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f)
+	}
+	s.registry.MustRegister(
+		counter("lectern_mail_sent_total", "Account mail messages delivered by this replica.", func() float64 { n, _, _ := s.mailer.Counts(); return float64(n) }),
+		counter("lectern_mail_failed_attempts_total", "Failed delivery attempts of this replica (retried with backoff).", func() float64 { _, n, _ := s.mailer.Counts(); return float64(n) }),
+		counter("lectern_mail_dead_total", "Messages this replica gave up after their last attempt (kept in the outbox as dead).", func() float64 { _, _, n := s.mailer.Counts(); return float64(n) }),
+	)
+	return nil
+}
+
+// Mailer is the outbox sender, for tests that drain it.
+func (s *Server) Mailer() *mail.Sender { return s.mailer }
+
+// mountAccounts mounts the pages that create, join or recover accounts.
+func (s *Server) mountAccounts() {
+	a := s.app
+	h, err := accounts.New(accounts.Options{
+		Store: a.Store, Cache: a.Cache, Platform: a.Platform, Sessions: s.sessions, Revoker: s.verifier, Logger: a.Logger,
+	})
+	if err != nil {
+		panic(fmt.Sprintf("account pages: %v", err))
+	}
+	wh := echo.WrapHandler(h)
+	for _, path := range accounts.Paths {
+		s.echo.Match([]string{http.MethodGet, http.MethodPost}, path, wh)
+	}
+}
