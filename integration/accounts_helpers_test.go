@@ -18,8 +18,8 @@ import (
 	"github.com/lectern/lectern/tenant"
 )
 
-// One Mailpit for the package on its own ports (SMTP 30125, API 30180),
-// started by the first account test and stopped by TestMain.
+// One Mailpit for the package on free loopback ports, started by the
+// first account test and stopped by TestMain.
 var (
 	accountMailOnce sync.Once
 	accountMail     *mailpit.Server
@@ -28,7 +28,7 @@ var (
 
 func accountMailpit(t *testing.T) *mailpit.Server {
 	t.Helper()
-	accountMailOnce.Do(func() { accountMail, accountMailErr = mailpit.Start(30125, 30180) })
+	accountMailOnce.Do(func() { accountMail, accountMailErr = mailpit.Start(0, 0) })
 	if accountMailErr != nil {
 		if mailpit.Required() {
 			t.Fatalf("Mailpit is required (LECTERN_REQUIRE_SERVICES=1): %v", accountMailErr)

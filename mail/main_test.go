@@ -8,8 +8,8 @@ import (
 	"github.com/lectern/lectern/internal/mailpit"
 )
 
-// One Mailpit for the package, on ports of this package's own (30025 SMTP,
-// 30080 API), started by the first test that needs it.
+// One Mailpit for the package, on free loopback ports, started by the
+// first test that needs it.
 var (
 	mpOnce sync.Once
 	mp     *mailpit.Server
@@ -18,7 +18,7 @@ var (
 
 func mailpitServer(t *testing.T) *mailpit.Server {
 	t.Helper()
-	mpOnce.Do(func() { mp, mpErr = mailpit.Start(30025, 30080) })
+	mpOnce.Do(func() { mp, mpErr = mailpit.Start(0, 0) })
 	if mpErr != nil {
 		if mailpit.Required() {
 			t.Fatalf("Mailpit is required (LECTERN_REQUIRE_SERVICES=1): %v", mpErr)

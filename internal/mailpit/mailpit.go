@@ -56,11 +56,20 @@ type Server struct {
 
 // Start runs Mailpit with SMTP on 127.0.0.1:smtpPort and its API on
 // 127.0.0.1:httpPort, accepting any SMTP credentials (also without TLS,
-// as a test server may), and waits until both answer.
+// as a test server may), and waits until both answer. A port of 0 is a
+// free one the system picks, so that test runs side by side (two
+// checkouts, two packages) never meet on a fixed port.
 func Start(smtpPort, httpPort int) (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
+	}
+	for _, p := range []*int{&smtpPort, &httpPort} {
+		if *p == 0 {
+			if *p, err = freePort(); err != nil {
+				return nil, err
+			}
+		}
 	}
 	dir, err := os.MkdirTemp("", "lectern-mailpit-")
 	if err != nil {
@@ -269,4 +278,15 @@ func (s *Server) WaitFor(ctx context.Context, address string, n int) (*Message, 
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// freePort is a loopback port nothing listens on now. Another process may
+// take it before Mailpit does; start then says the port is taken.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("mailpit: a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
