@@ -100,6 +100,8 @@ var leaves = map[string][]string{
 	"vocab":   nil,
 	"ui":      nil,
 	"session": {"tenant", "storage"},
+	// The limits every handler reads with the request's site.
+	"limits": {"tenant"},
 	// The client-metadata rules every door applies: the standard library
 	// and the scope vocabulary.
 	"authserver/clientmeta": {"authserver/scope"},
@@ -197,6 +199,8 @@ func TestDependencyRulesCatchMistakes(t *testing.T) {
 		{"authserver", "internal/platform", true},
 		{"authserver/clientmeta", "tenant", true},
 		{"adminapi", "authserver/clientmeta", false},
+		{"limits", "storage", true},
+		{"memberapi", "limits", false},
 	} {
 		got := dependencyViolations([]goPackage{{ImportPath: module + "/" + c.pkg, Imports: []string{module + "/" + c.imp}}})
 		if (len(got) > 0) != c.want {

@@ -4,6 +4,8 @@ import (
 	"crypto/x509"
 	"path/filepath"
 	"time"
+
+	"github.com/lectern/lectern/limits"
 )
 
 // Config holds the process settings the wiring needs. The CLI fills it
@@ -38,6 +40,9 @@ type Config struct {
 	SiteCacheTTL time.Duration
 	// AccessLog logs every request (--access-log).
 	AccessLog bool
+	// Limits are the platform defaults of every rate limit and budget and
+	// the ceiling of the operators' overrides (--limit-*; package limits).
+	Limits limits.Config
 
 	// CIMDTestRoots lets the CIMD fetcher reach an httptest TLS server on
 	// loopback. Test-only: no flag or environment variable sets it.

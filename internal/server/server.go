@@ -147,6 +147,7 @@ func (s *Server) buildHandlers() error {
 	s.auth, err = authserver.New(authserver.Options{
 		Sessions: s.sessions, Store: a.Store, Cache: a.Cache, Keys: a.Keys, Verifier: s.verifier, UI: renderer, Logger: a.Logger, Platform: a.Platform,
 		Clients: &authserver.CIMDClients{Fetcher: fetcher, Store: a.Store, Now: time.Now},
+		Limits:  &a.Config.Limits,
 	})
 	return err
 }
