@@ -255,8 +255,8 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 			})
 	case "update":
 		return adminCommand(ctx, env, "site update", help{
-			usage:    "lectern site update --site S [flags]",
-			about:    "Change a site: only the flags given change (--alias adds; --clear-aliases first removes the others).",
+			usage: "lectern site update --site S [flags]",
+			about: "Change a site: only the flags given change (--alias adds; --clear-aliases first removes the others).",
 			examples: []string{"lectern site update --site academy --mcp-beta --alias www.academy.example.com",
 				"lectern site update --site academy --limit token_per_client=120 --limit mcp_requests_per_site="},
 		}, args,
