@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -70,6 +71,10 @@ func (c *config) serving(fs *cmdFlags) {
 	fs.str(&c.DebugAddr, "debug-addr", "LECTERN_DEBUG_ADDR", "", "if set, serve net/http/pprof on this address (keep it on loopback)")
 	fs.duration(&c.SiteCacheTTL, "site-cache-ttl", "LECTERN_SITE_CACHE_TTL", 5*time.Second, "how long a replica trusts its copy of a site without a change broadcast")
 	fs.boolean(&c.DemoSeed, "demo-seed", "LECTERN_DEMO_SEED", true, "seed the demo sites on the first embedded start")
+	fs.integer(&c.PasswordChecks, "password-checks", "LECTERN_PASSWORD_CHECKS", runtime.GOMAXPROCS(0),
+		"argon2id threads that may run at once (a sign-in's check takes 2), shared fairly between sites; default: one per core")
+	fs.integer(&c.PasswordQueue, "password-queue", "LECTERN_PASSWORD_QUEUE", 4,
+		"sign-ins of one site that may wait for a password check; beyond it the sign-in page answers 503, try again")
 	fs.group("Limits (platform defaults; sites override them: lectern site update --limit, the admin API, the admin area)", func() {
 		c.limitValues = map[limits.Name]*int{}
 		for _, l := range limits.All {

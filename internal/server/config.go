@@ -43,6 +43,10 @@ type Config struct {
 	// Limits are the platform defaults of every rate limit and budget and
 	// the ceiling of the operators' overrides (--limit-*; package limits).
 	Limits limits.Config
+	// PasswordChecks is the argon2id threads that may run at once
+	// (--password-checks; default: one per core); PasswordQueue how many
+	// sign-ins of one site may wait for them (--password-queue).
+	PasswordChecks, PasswordQueue int
 
 	// CIMDTestRoots lets the CIMD fetcher reach an httptest TLS server on
 	// loopback. Test-only: no flag or environment variable sets it.

@@ -17,6 +17,7 @@ import (
 	"github.com/lectern/lectern/authserver"
 	"github.com/lectern/lectern/authserver/bearer"
 	"github.com/lectern/lectern/authserver/cimd"
+	"github.com/lectern/lectern/authserver/password"
 	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/tenant"
@@ -148,6 +149,9 @@ func (s *Server) buildHandlers() error {
 		Sessions: s.sessions, Store: a.Store, Cache: a.Cache, Keys: a.Keys, Verifier: s.verifier, UI: renderer, Logger: a.Logger, Platform: a.Platform,
 		Clients: &authserver.CIMDClients{Fetcher: fetcher, Store: a.Store, Now: time.Now},
 		Limits:  &a.Config.Limits,
+		Passwords: password.NewGate(password.GateOptions{
+			Capacity: a.Config.PasswordChecks, QueuePerKey: a.Config.PasswordQueue, Queue: max(64, 8*a.Config.PasswordQueue),
+		}),
 	})
 	return err
 }
