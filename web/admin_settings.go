@@ -7,12 +7,15 @@ import (
 type settingsData struct {
 	chrome
 	BetaOn bool
+	Limits []limitRow
+	// LimitsError says why the limits were not saved.
+	LimitsError string
 }
 
-// settings serves GET /admin/settings: the beta features (owners and
-// admins).
+// settings serves GET /admin/settings: the beta features and the site's
+// limits (owners and admins).
 func (h *Handler) settings(w http.ResponseWriter, r *http.Request, rq *request) {
-	d := settingsData{chrome: chromeFor(rq, "admin", "settings"), BetaOn: rq.developersOn()}
+	d := settingsData{chrome: chromeFor(rq, "admin", "settings"), BetaOn: rq.developersOn(), Limits: h.limitRows(rq, nil, nil)}
 	h.render(w, r, rq, http.StatusOK, "admin_settings", "Settings", d, h.takeFlash(r.Context(), rq))
 }
 

@@ -15,7 +15,7 @@ func (s *Server) mountWeb() {
 	e, a := s.echo, s.app
 	h, err := web.New(web.Options{
 		Store: a.Store, Cache: a.Cache, Platform: a.Platform, Sessions: s.sessions,
-		Revoker: s.verifier, Logger: a.Logger,
+		Revoker: s.verifier, Logger: a.Logger, Limits: &a.Config.Limits,
 	})
 	if err != nil {
 		// The templates are embedded and every test run parses them: this
