@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/limits"
+	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 	"github.com/lectern/lectern/vocab"
 )

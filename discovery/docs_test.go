@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/limits"
+	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 	"github.com/lectern/lectern/vocab"
 )
