@@ -13,9 +13,10 @@ import (
 
 // MiddlewareOptions configures the Host → Site middleware.
 type MiddlewareOptions struct {
-	// TrustedProxies are the peers whose X-Forwarded-Host and
-	// X-Forwarded-Proto headers are believed (LECTERN_TRUSTED_PROXIES).
-	// Headers from anyone else are ignored.
+	// TrustedProxies are the peers whose X-Forwarded-Host,
+	// X-Forwarded-Proto and X-Forwarded-For headers are believed
+	// (LECTERN_TRUSTED_PROXIES; the right-most value of each, the one the
+	// proxy appended). Headers from anyone else are ignored.
 	TrustedProxies []netip.Prefix
 	// Logger receives lookup failures. Required.
 	Logger *slog.Logger
