@@ -23,8 +23,8 @@ import (
 //   - state and nonce are at most maxStateBytes (authorize.go);
 //   - a request is stored compactly (encodePending): no field names, the
 //     PKCE challenge as its 32 bytes, no resource (always the site's);
-//   - requests that store one are limited per IP and per site, and a
-//     site holds at most limits.PendingAuthorizations at once.
+//   - requests that store one are limited per IP (across sites) and per
+//     site, and a site holds at most limits.PendingAuthorizations at once.
 
 // maxStateBytes bounds state and nonce. Real clients send 22 to 64
 // characters; 512 leaves room for a signed state.
@@ -137,8 +137,10 @@ func (s *Server) holdPending(w http.ResponseWriter, r *http.Request, site *tenan
 		}
 		return true
 	}
+	// Per address across every site: what one client may make the cache
+	// hold does not grow with the number of sites.
 	ip := addressOf(tenant.ClientIP(r))
-	ok, retry, err := s.cache.Allow(ctx, storage.CacheKey(site.ID, "rl:authz", ip), s.rateOf(ctx, limits.AuthorizePerIP))
+	ok, retry, err := s.cache.Allow(ctx, storage.AddressKey(ip, "rl:authz"), s.rateOf(ctx, limits.AuthorizePerIP))
 	if err == nil && ok {
 		ok, retry, err = s.leased.Allow(ctx, storage.CacheKey(site.ID, "rl:authz", "site"), s.rateOf(ctx, limits.AuthorizePerSite))
 	}

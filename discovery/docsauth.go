@@ -396,7 +396,7 @@ func limitsSection(b *doc, site *tenant.Site, lim *limits.Config) {
 		[]string{"Token requests (code exchange and refresh)", v(limits.TokenPerClient) + " per second per client"},
 		[]string{"Token requests, all clients together", v(limits.TokenPerSite) + " per second (per server)"},
 		[]string{"Client registrations", v(limits.RegisterPerIP) + " per minute per IP address"},
-		[]string{"Authorization requests that start a sign-in", v(limits.AuthorizePerIP) + " per minute per IP address"},
+		[]string{"Authorization requests that start a sign-in", v(limits.AuthorizePerIP) + " per minute per IP address (all sites together)"},
 		[]string{"`state` and `nonce`", "512 bytes each (longer: `invalid_request`)"},
 		[]string{"Member API", v(limits.GraphQLCostPerSite) + " cost units per second for the site (a query costs 1, plus 1 per connection, plus 1 per 50 nodes)"},
 		[]string{"MCP requests", v(limits.MCPRequestsPerSite) + " per second for the site"},

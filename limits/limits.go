@@ -26,7 +26,8 @@ const (
 	// RegisterPerIP: client registrations per minute per IP and site.
 	RegisterPerIP Name = "register_per_ip"
 	// AuthorizePerIP: anonymous authorization requests (no session yet)
-	// per minute per IP and site.
+	// per minute per IP, at every site together: what one address may
+	// make the cache hold, whatever the number of sites.
 	AuthorizePerIP Name = "authorize_per_ip"
 	// AuthorizePerSite: anonymous authorization requests per second per
 	// site.
@@ -78,7 +79,7 @@ var All = []Limit{
 	{TokenPerClient, "Token requests per client", "requests per second, per client (all replicas)", time.Second, 30, false, "limit-token-per-client"},
 	{TokenPerSite, "Token requests per site", "requests per second, per replica", time.Second, 200, false, "limit-token-per-site"},
 	{RegisterPerIP, "Client registrations per IP", "registrations per minute, per IP address", time.Minute, 10, false, "limit-register-per-ip"},
-	{AuthorizePerIP, "Sign-ins started per IP", "authorization requests without a session, per minute, per IP address", time.Minute, 60, false, "limit-authorize-per-ip"},
+	{AuthorizePerIP, "Sign-ins started per IP", "authorization requests without a session, per minute, per IP address (all sites together)", time.Minute, 300, false, "limit-authorize-per-ip"},
 	{AuthorizePerSite, "Sign-ins started per site", "authorization requests without a session, per second", time.Second, 20, false, "limit-authorize-per-site"},
 	{PendingAuthorizations, "Sign-ins in progress", "pending authorization requests at once (each lives 15 minutes)", 0, 2000, false, "limit-pending-authorizations"},
 	{LoginFailuresPerAccountIP, "Failed sign-ins per account and IP", "failures per 15 minutes for one account from one IP address", 15 * time.Minute, 10, true, "limit-login-failures-per-account-ip"},
