@@ -174,7 +174,7 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		ar.Prompt = strings.ReplaceAll(prompt, "login", "") // sign-in is being done now
-		if !s.holdPending(w, r, site, ar) {
+		if !s.holdPending(w, r, site, ar, sess == nil) {
 			return
 		}
 		http.Redirect(w, r, "/login?auth_request="+ar.ID, http.StatusFound)
@@ -253,7 +253,7 @@ func (s *Server) proceed(w http.ResponseWriter, r *http.Request, site *tenant.Si
 		s.redirectError(w, r, site, ar.RedirectURI, ar.State, oauthError(codeConsentRequired, "the user has not consented to these scopes"))
 		return
 	}
-	if !s.holdPending(w, r, site, ar) {
+	if !s.holdPending(w, r, site, ar, false) {
 		return
 	}
 	http.Redirect(w, r, "/consent?auth_request="+ar.ID, http.StatusFound)

@@ -124,11 +124,13 @@ const pendingBucket = time.Minute
 // pendingBuckets is how many buckets can hold live requests.
 const pendingBuckets = int(pendingLifetime/pendingBucket) + 1
 
-// holdPending stores a new pending request for the request's IP and site
-// within their limits, or answers that it cannot (429 with Retry-After,
-// or 503) and returns false. Requests already stored (ar.ID set: a sign-in
-// continuing to consent) are stored again without being counted anew.
-func (s *Server) holdPending(w http.ResponseWriter, r *http.Request, site *tenant.Site, ar *authRequest) bool {
+// holdPending stores a new pending request within the site's cap, and an
+// anonymous one (no session: the person signs in next) also within the
+// limits per address and per site, or answers that it cannot (429 with
+// Retry-After, or 503) and returns false. Requests already stored (ar.ID
+// set: a sign-in continuing to consent) are stored again without being
+// counted anew.
+func (s *Server) holdPending(w http.ResponseWriter, r *http.Request, site *tenant.Site, ar *authRequest, anonymous bool) bool {
 	ctx := r.Context()
 	if ar.ID != "" {
 		if err := s.savePending(ctx, site.ID, ar); err != nil {
@@ -137,22 +139,24 @@ func (s *Server) holdPending(w http.ResponseWriter, r *http.Request, site *tenan
 		}
 		return true
 	}
-	// Per address across every site: what one client may make the cache
-	// hold does not grow with the number of sites.
-	ip := addressOf(tenant.ClientIP(r))
-	ok, retry, err := s.cache.Allow(ctx, storage.AddressKey(ip, "rl:authz"), s.rateOf(ctx, limits.AuthorizePerIP))
-	if err == nil && ok {
-		ok, retry, err = s.leased.Allow(ctx, storage.CacheKey(site.ID, "rl:authz", "site"), s.rateOf(ctx, limits.AuthorizePerSite))
+	if anonymous {
+		// Per address across every site: what one client may make the
+		// cache hold does not grow with the number of sites.
+		ip := addressOf(tenant.ClientIP(r))
+		ok, retry, err := s.cache.Allow(ctx, storage.AddressKey(ip, "rl:authz"), s.rateOf(ctx, limits.AuthorizePerIP))
+		if err == nil && ok {
+			ok, retry, err = s.leased.Allow(ctx, storage.CacheKey(site.ID, "rl:authz", "site"), s.rateOf(ctx, limits.AuthorizePerSite))
+		}
+		if err != nil {
+			s.unavailablePage(w, r, site, err)
+			return false
+		}
+		if !ok {
+			s.busyPage(w, r, site, retry, "Too many sign-ins are being started here right now.")
+			return false
+		}
 	}
-	if err != nil {
-		s.unavailablePage(w, r, site, err)
-		return false
-	}
-	if !ok {
-		s.busyPage(w, r, site, retry, "Too many sign-ins are being started here right now.")
-		return false
-	}
-	ok, retry, err = s.countPending(ctx, site)
+	ok, retry, err := s.countPending(ctx, site)
 	if err != nil {
 		s.unavailablePage(w, r, site, err)
 		return false

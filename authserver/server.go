@@ -110,7 +110,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.codeLifetime = CodeLifetime
 	s.leased = newLeasedLimiter(o.Cache, 5, s.now)
-	s.tokenBudget = limits.NewBudgets(s.limits, limits.TokenPerSite, s.now)
+	s.tokenBudget = limits.NewBudgets(s.limits, limits.TokenPerSite)
 	s.vendors = &vendorCache{store: o.Store, now: s.now}
 	s.clients = &clientCache{store: o.Store, ttl: 30 * time.Second, now: s.now, entries: map[clientKey]clientEntry{}}
 	s.sessions = o.Sessions

@@ -80,7 +80,7 @@ func TestTokenBudgetPerSite(t *testing.T) {
 
 func TestMemberAPIBudgetPerSite(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		ts := startServer(t, b, withLimits(map[limits.Name]int{limits.GraphQLCostPerSite: 4}))
+		ts := startServer(t, b, withLimits(map[limits.Name]int{limits.GraphQLCostPerSite: 2}))
 		tokens := map[string]string{
 			ts.academy(): ts.studentToken(t, ts.academy(), "openid", "account:read").AccessToken,
 			ts.open():    ts.studentToken(t, ts.open(), "openid", "account:read").AccessToken,
@@ -97,7 +97,7 @@ func TestMemberAPIBudgetPerSite(t *testing.T) {
 			} `json:"errors"`
 		}
 		if err := json.Unmarshal(body, &resp); refused == 0 || err != nil || retry == "" || len(resp.Errors) != 1 || resp.Errors[0].Extensions["code"] != "RATE_LIMITED" {
-			t.Fatalf("8 queries of cost 2 at a budget of 4/s: %d refused (Retry-After %q): %s; want GraphQL RATE_LIMITED errors", refused, retry, body)
+			t.Fatalf("8 queries of cost 2 at a budget of 2/s: %d refused (Retry-After %q): %s; want GraphQL RATE_LIMITED errors", refused, retry, body)
 		}
 	})
 }

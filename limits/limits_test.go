@@ -3,6 +3,7 @@ package limits
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/lectern/lectern/tenant"
@@ -99,33 +100,53 @@ func TestCheckOperatorSet(t *testing.T) {
 	}
 }
 
+// A site's budget admits its value per period; beyond it a request waits
+// for room up to MaxWait, and is refused after MaxWait when there is none
+// that soon. Another site's budget is its own.
 func TestBudgets(t *testing.T) {
-	now := time.Unix(1_000_000, 0)
-	clock := func() time.Time { return now }
-	c := &Config{Defaults: map[Name]int{MCPRequestsPerSite: 10}}
-	b := NewBudgets(c, MCPRequestsPerSite, clock)
-	siteA := tenant.WithSite(context.Background(), &tenant.Site{ID: 1})
-	siteB := tenant.WithSite(context.Background(), &tenant.Site{ID: 2, ProviderLimits: map[string]int{"mcp_requests_per_site": 2}})
-	for i := range 10 {
-		if ok, _ := b.Take(siteA, 1); !ok {
-			t.Fatalf("request %d of a full budget of 10 refused", i)
+	synctest.Test(t, func(t *testing.T) {
+		c := &Config{Defaults: map[Name]int{MCPRequestsPerSite: 10}}
+		b := NewBudgets(c, MCPRequestsPerSite)
+		siteA := tenant.WithSite(context.Background(), &tenant.Site{ID: 1})
+		siteB := tenant.WithSite(context.Background(), &tenant.Site{ID: 2, ProviderLimits: map[string]int{"mcp_requests_per_site": 2}})
+		start := time.Now()
+		for i := range 10 {
+			if ok, _ := b.Take(siteA, 1); !ok {
+				t.Fatalf("request %d of a full budget of 10 refused", i)
+			}
 		}
-	}
-	ok, retry := b.Take(siteA, 1)
-	if ok || retry <= 0 || retry > 100*time.Millisecond {
-		t.Fatalf("11th request: ok %v retry %s; want a refusal for about 100 ms", ok, retry)
-	}
-	if ok, _ := b.Take(siteB, 2); !ok {
-		t.Fatal("site B was refused because site A spent its budget")
-	}
-	if ok, _ := b.Take(siteB, 1); ok {
-		t.Fatal("site B's own override of 2 was not applied")
-	}
-	now = now.Add(time.Second)
-	if ok, _ := b.Take(siteA, 50); !ok {
-		t.Fatal("a cost above the whole budget is never admitted; it should cost the whole budget")
-	}
-	if ok, _ := b.Take(context.Background(), 1000); !ok {
-		t.Fatal("a request without a site was charged")
-	}
+		if time.Since(start) != 0 {
+			t.Fatal("requests within the budget waited")
+		}
+		// The 11th waits for the next unit (100 ms at 10/s) and goes on.
+		if ok, _ := b.Take(siteA, 1); !ok || time.Since(start) != 100*time.Millisecond {
+			t.Fatalf("11th request: ok %v after %s; want admitted after 100ms", ok, time.Since(start))
+		}
+		// Five units are 500 ms away: refused after MaxWait, nothing spent.
+		before := time.Now()
+		ok, retry := b.Take(siteA, 5)
+		if ok || time.Since(before) != MaxWait || retry != 500*time.Millisecond-MaxWait {
+			t.Fatalf("a request 500ms beyond the budget: ok %v after %s, retry %s", ok, time.Since(before), retry)
+		}
+		if ok, _ := b.Take(siteB, 2); !ok {
+			t.Fatal("site B was refused because site A spent its budget")
+		}
+		before = time.Now()
+		if ok, _ := b.Take(siteB, 2); ok || time.Since(before) != MaxWait {
+			t.Fatal("site B's own override of 2 was not applied")
+		}
+		time.Sleep(time.Second)
+		if ok, _ := b.Take(siteA, 50); !ok {
+			t.Fatal("a cost above the whole budget is never admitted; it should cost the whole budget")
+		}
+		if ok, _ := b.Take(context.Background(), 1000); !ok {
+			t.Fatal("a request without a site was charged")
+		}
+		// A caller that gives up while waiting spends nothing.
+		ctx, cancel := context.WithTimeout(siteA, 10*time.Millisecond)
+		defer cancel()
+		if ok, _ := b.Take(ctx, 1); ok {
+			t.Fatal("a request whose context ended was admitted")
+		}
+	})
 }

@@ -24,7 +24,10 @@ DATA=$(mktemp -d)
 cleanup() {
   kill "$SERVER" 2>/dev/null || true
   wait "$SERVER" 2>/dev/null || true
-  redis-cli -u "$REDIS" --scan --pattern "${PREFIX}*" | xargs -r -n 500 redis-cli -u "$REDIS" DEL >/dev/null
+  # redis_rate puts its "rate:" before the prefix.
+  for pat in "${PREFIX}*" "rate:${PREFIX}*"; do
+    redis-cli -u "$REDIS" --scan --pattern "$pat" | xargs -r -n 500 redis-cli -u "$REDIS" DEL >/dev/null
+  done
   rm -rf "$DATA"
 }
 # Limits high enough that every request is stored (flags a binary

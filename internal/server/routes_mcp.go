@@ -21,7 +21,7 @@ import (
 func (s *Server) mountMCP() {
 	e, a := s.echo, s.app
 	h := mcp.New(mcp.Options{Store: cachedRoles{a.Store, a.Platform}, Auth: s.verifier, Logger: a.Logger})
-	budgeted := withBudget(limits.NewBudgets(&a.Config.Limits, limits.MCPRequestsPerSite, nil), "MCP", h)
+	budgeted := withBudget(limits.NewBudgets(&a.Config.Limits, limits.MCPRequestsPerSite), "MCP", h)
 	e.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, vocab.MCPPath, echo.WrapHandler(budgeted))
 }
 

@@ -14,7 +14,7 @@ import (
 func (s *Server) mountMemberAPI() {
 	e, a := s.echo, s.app
 	h, err := memberapi.New(memberapi.Options{Store: cachedRoles{a.Store, a.Platform}, Verifier: s.verifier, Logger: a.Logger,
-		Budget: limits.NewBudgets(&a.Config.Limits, limits.GraphQLCostPerSite, nil)})
+		Budget: limits.NewBudgets(&a.Config.Limits, limits.GraphQLCostPerSite)})
 	if err != nil {
 		// The embedded schema does not match the resolvers: a build that
 		// cannot serve the API must not start (memberapi's tests catch it).
