@@ -34,13 +34,12 @@ import (
 // address as typed (case-folded), whether or not an account has it: the
 // answers say nothing about which addresses have accounts.
 type loginAttempt struct {
-	site               *tenant.Site
-	pair, acct, wait   string // the account's keys (one Cluster slot)
-	addr               string // the IP's key
-	window             time.Duration
-	pairMax, ipMax     int
-	acctMax            int
-	reserved, hashSlot bool
+	site             *tenant.Site
+	pair, acct, wait string // the account's keys (one Cluster slot)
+	addr             string // the IP's key
+	window           time.Duration
+	pairMax, ipMax   int
+	acctMax          int
 }
 
 // loginRefusal is why an attempt is not checked: the status, the
@@ -137,7 +136,6 @@ func (s *Server) check(ctx context.Context, a *loginAttempt, pw, hash string) (*
 	if err != nil {
 		return nil, err
 	}
-	a.reserved = true
 	if n > int64(a.pairMax) {
 		return tooManyForPair(a), nil
 	}
