@@ -108,7 +108,7 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 		return
 	}
 	if refusal != nil {
-		s.refuseLogin(w, r, site, d, refusal)
+		s.refuseLogin(w, r, site, d, a, refusal)
 		return
 	}
 	u, err := s.store.UserByEmail(ctx, d.Email)
@@ -124,7 +124,7 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 	refusal, err = s.check(ctx, a, pw, hash)
 	switch {
 	case refusal != nil:
-		s.refuseLogin(w, r, site, d, refusal)
+		s.refuseLogin(w, r, site, d, a, refusal)
 		return
 	case err != nil && !errors.Is(err, password.ErrMismatch) && !errors.Is(err, password.ErrMalformed):
 		s.unavailablePage(w, r, site, err)
@@ -161,11 +161,18 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 }
 
 // refuseLogin shows the sign-in form again with why the attempt was not
-// checked.
-func (s *Server) refuseLogin(w http.ResponseWriter, r *http.Request, site *tenant.Site, d loginData, f *loginRefusal) {
+// checked. A throttled pair is audited once per window, not per attempt:
+// refused attempts are cheap to send, and each must not cost a database
+// write; a busy gate is capacity, not an event about the account.
+func (s *Server) refuseLogin(w http.ResponseWriter, r *http.Request, site *tenant.Site, d loginData, a *loginAttempt, f *loginRefusal) {
+	ctx := r.Context()
 	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(f.retry.Seconds()+0.999))))
 	d.Error = f.message
-	s.audit(r.Context(), site.ID, d.Email, "login.throttled", d.Email, r, map[string]any{"reason": f.reason})
+	if f.reason != "busy" {
+		if first, err := s.cache.SetNX(ctx, a.audited(f.reason), []byte{1}, a.window); err == nil && first {
+			s.audit(ctx, site.ID, d.Email, "login.throttled", d.Email, r, map[string]any{"reason": f.reason})
+		}
+	}
 	s.renderLogin(w, r, site, f.status, d)
 }
 

@@ -42,6 +42,10 @@ type loginAttempt struct {
 	acctMax          int
 }
 
+// audited is the key that marks the pair's refusals for reason as
+// audited in this window.
+func (a *loginAttempt) audited(reason string) string { return a.pair + ":audited:" + reason }
+
 // loginRefusal is why an attempt is not checked: the status, the
 // Retry-After and the sentence the sign-in page shows.
 type loginRefusal struct {

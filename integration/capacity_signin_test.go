@@ -37,7 +37,12 @@ func TestSignInFailuresCountAcrossSites(t *testing.T) {
 			if !hasText(p, "Too many failed sign-in attempts. Please wait 15 minutes") {
 				t.Fatalf("%s: the refusal does not say what to do:\n%s", email, p.Body)
 			}
+			if p := signInFrom(t, ts, ts.open(), guesser, email, "and again"); p.Status != http.StatusTooManyRequests {
+				t.Fatalf("%s, 12th: %d", email, p.Status)
+			}
 		}
+		// Audited once per pair and window, not per refused attempt (each
+		// would be a database write an attacker gets for free).
 		if n := auditCount(t, ts, demo.OpenSlug, "login.throttled"); n != 2 {
 			t.Errorf("login.throttled events at Open School: %d, want 2", n)
 		}
