@@ -111,8 +111,11 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(state) > maxStateBytes || len(q.Get("nonce")) > maxStateBytes {
-		// Not echoed: it is what was wrong, and it would go back whole.
-		s.redirectError(w, r, site, redirectURI, "", oauthError(codeInvalidRequest,
+		echo := state
+		if len(state) > maxStateBytes {
+			echo = "" // what was wrong is not sent back whole
+		}
+		s.redirectError(w, r, site, redirectURI, echo, oauthError(codeInvalidRequest,
 			"state and nonce may have at most "+strconv.Itoa(maxStateBytes)+" bytes each"))
 		return
 	}
