@@ -60,6 +60,7 @@ const (
 	LimitNameAuthorizePerIp            LimitName = "authorize_per_ip"
 	LimitNameAuthorizePerSite          LimitName = "authorize_per_site"
 	LimitNameGraphqlCostPerSite        LimitName = "graphql_cost_per_site"
+	LimitNameLoginChecksPerSite        LimitName = "login_checks_per_site"
 	LimitNameLoginFailuresPerAccount   LimitName = "login_failures_per_account"
 	LimitNameLoginFailuresPerAccountIp LimitName = "login_failures_per_account_ip"
 	LimitNameLoginFailuresPerIp        LimitName = "login_failures_per_ip"
@@ -78,6 +79,8 @@ func (e LimitName) Valid() bool {
 	case LimitNameAuthorizePerSite:
 		return true
 	case LimitNameGraphqlCostPerSite:
+		return true
+	case LimitNameLoginChecksPerSite:
 		return true
 	case LimitNameLoginFailuresPerAccount:
 		return true

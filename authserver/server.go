@@ -90,6 +90,7 @@ type Server struct {
 	// key (token per client, anonymous authorizations per site).
 	leased      *leasedLimiter
 	tokenBudget *limits.Budgets
+	loginBudget *limits.Budgets
 	op          http.Handler
 }
 
@@ -111,6 +112,7 @@ func New(o Options) (*Server, error) {
 	s.codeLifetime = CodeLifetime
 	s.leased = newLeasedLimiter(o.Cache, 5, s.now)
 	s.tokenBudget = limits.NewBudgets(s.limits, limits.TokenPerSite)
+	s.loginBudget = limits.NewBudgets(s.limits, limits.LoginChecksPerSite)
 	s.vendors = &vendorCache{store: o.Store, now: s.now}
 	s.clients = &clientCache{store: o.Store, ttl: 30 * time.Second, now: s.now, entries: map[clientKey]clientEntry{}}
 	s.sessions = o.Sessions

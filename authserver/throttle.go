@@ -127,6 +127,12 @@ func accountWait(failures, ceiling int) time.Duration {
 // when the pair's limit was reached meanwhile or the gate is full, or
 // another error when the cache cannot answer.
 func (s *Server) check(ctx context.Context, a *loginAttempt, pw, hash string) (*loginRefusal, error) {
+	// The site's share of this replica's hashing: a flood at one site is
+	// spaced out here, before it queues for the gate every site shares.
+	if ok, retry := s.loginBudget.Take(ctx, 1); !ok {
+		return &loginRefusal{http.StatusTooManyRequests, retry,
+			"Too many sign-ins at this site right now. Please try again in a few seconds.", "busy"}, nil
+	}
 	release, err := s.passwords.Acquire(ctx, strconv.FormatInt(int64(a.site.ID), 10), hash)
 	if errors.Is(err, password.ErrBusy) {
 		return &loginRefusal{http.StatusServiceUnavailable, 2 * time.Second,

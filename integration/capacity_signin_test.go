@@ -132,7 +132,8 @@ func TestSignInAccountCeilingSlowsWithoutLockout(t *testing.T) {
 // 40 were checked and answered 401).
 func TestSignInConcurrentGuessesStopAtTheLimit(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		ts := startServer(t, b, withLimits(nil, func(c *server.Config) { c.PasswordChecks, c.PasswordQueue = 64, 64 }))
+		ts := startServer(t, b, withLimits(map[limits.Name]int{limits.LoginChecksPerSite: 1000},
+			func(c *server.Config) { c.PasswordChecks, c.PasswordQueue = 64, 64 }))
 		ip := nextSourceIP()
 		const n = 40
 		type ready struct {
@@ -179,7 +180,8 @@ func TestSignInConcurrentGuessesStopAtTheLimit(t *testing.T) {
 // through (before: every check ran at once, 40 at a time).
 func TestSignInFloodLeavesOtherSitesServed(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		ts := startServer(t, b, withLimits(nil, func(c *server.Config) { c.PasswordChecks, c.PasswordQueue = 1, 2 }))
+		ts := startServer(t, b, withLimits(map[limits.Name]int{limits.LoginChecksPerSite: 1000},
+			func(c *server.Config) { c.PasswordChecks, c.PasswordQueue = 1, 2 }))
 		const n = 16
 		type ready struct {
 			b *oauthtest.Browser
@@ -239,6 +241,63 @@ func TestSignInFloodLeavesOtherSitesServed(t *testing.T) {
 		}
 		if quietPage.Status != http.StatusSeeOther {
 			t.Fatalf("sign-in at the other site during the flood: %d, want 303\n%s", quietPage.Status, quietPage.Body)
+		}
+	})
+}
+
+// A site's share of the password checks (login_checks_per_site): a flood
+// of sign-ins at one site beyond it is refused (429) before it queues for
+// the checks every site shares, while another site signs in meanwhile.
+func TestSignInChecksBudgetPerSite(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ts := startServer(t, b, withLimits(map[limits.Name]int{limits.LoginChecksPerSite: 2}))
+		const n = 12
+		type ready struct {
+			b *oauthtest.Browser
+			v map[string][]string
+		}
+		flood := make([]ready, n)
+		for i := range flood {
+			b, v := signInForm(t, ts, ts.academy(), nextSourceIP(), demo.StudentEmail, "wrong-"+strconv.Itoa(i))
+			flood[i] = ready{b, v}
+		}
+		statuses := make([]*oauthtest.Page, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i, f := range flood {
+			wg.Go(func() {
+				<-start
+				p, err := f.b.PostForm(ts.academy()+"/login", f.v)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				statuses[i] = p
+			})
+		}
+		close(start)
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		refused := 0
+		for _, p := range statuses {
+			switch p.Status {
+			case http.StatusUnauthorized:
+			case http.StatusTooManyRequests:
+				if p.Header.Get("Retry-After") == "" || !hasText(p, "Too many sign-ins at this site right now") {
+					t.Fatalf("a refusal without Retry-After or explanation:\n%s", p.Body)
+				}
+				refused++
+			default:
+				t.Fatalf("flood sign-in: %d", p.Status)
+			}
+		}
+		if refused == 0 {
+			t.Fatal("12 simultaneous sign-ins at a budget of 2 checks a second: none refused")
+		}
+		if p := signInFrom(t, ts, ts.open(), nextSourceIP(), demo.StudentEmail, demo.StudentPassword); p.Status != http.StatusSeeOther {
+			t.Fatalf("the other site: %d\n%s", p.Status, p.Body)
 		}
 	})
 }

@@ -46,6 +46,9 @@ const (
 	// account from anywhere; beyond it every IP must wait between attempts
 	// on that account (a wait that grows), never a lockout.
 	LoginFailuresPerAccount Name = "login_failures_per_account"
+	// LoginChecksPerSite: password checks (argon2id, each tens of
+	// milliseconds of every core) per second per site, per replica.
+	LoginChecksPerSite Name = "login_checks_per_site"
 	// GraphQLCostPerSite: Member API cost per second per site, per replica
 	// (a request costs 1, plus 1 per connection it reads, plus 1 per 50
 	// nodes it may return).
@@ -85,6 +88,7 @@ var All = []Limit{
 	{LoginFailuresPerAccountIP, "Failed sign-ins per account and IP", "failures per 15 minutes for one account from one IP address", 15 * time.Minute, 10, true, "limit-login-failures-per-account-ip"},
 	{LoginFailuresPerIP, "Failed sign-ins per IP", "failures per 15 minutes from one IP address, any account", 15 * time.Minute, 100, true, "limit-login-failures-per-ip"},
 	{LoginFailuresPerAccount, "Failed sign-ins per account before a wait", "failures per 15 minutes for one account from anywhere", 15 * time.Minute, 100, true, "limit-login-failures-per-account"},
+	{LoginChecksPerSite, "Password checks per site", "sign-ins checked per second, per replica", time.Second, 3, false, "limit-login-checks-per-site"},
 	{GraphQLCostPerSite, "Member API cost per site", "cost units per second, per replica", time.Second, 300, false, "limit-graphql-cost-per-site"},
 	{MCPRequestsPerSite, "MCP requests per site", "requests per second, per replica", time.Second, 100, false, "limit-mcp-requests-per-site"},
 }
