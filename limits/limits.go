@@ -88,7 +88,7 @@ var All = []Limit{
 	{LoginFailuresPerAccountIP, "Failed sign-ins per account and IP", "failures per 15 minutes for one account from one IP address", 15 * time.Minute, 10, true, "limit-login-failures-per-account-ip"},
 	{LoginFailuresPerIP, "Failed sign-ins per IP", "failures per 15 minutes from one IP address, any account", 15 * time.Minute, 100, true, "limit-login-failures-per-ip"},
 	{LoginFailuresPerAccount, "Failed sign-ins per account before a wait", "failures per 15 minutes for one account from anywhere", 15 * time.Minute, 100, true, "limit-login-failures-per-account"},
-	{LoginChecksPerSite, "Password checks per site", "sign-ins checked per second, per replica", time.Second, 3, false, "limit-login-checks-per-site"},
+	{LoginChecksPerSite, "Password checks per site", "sign-ins checked per second, per replica", time.Second, 5, false, "limit-login-checks-per-site"},
 	{GraphQLCostPerSite, "Member API cost per site", "cost units per second, per replica", time.Second, 300, false, "limit-graphql-cost-per-site"},
 	{MCPRequestsPerSite, "MCP requests per site", "requests per second, per replica", time.Second, 100, false, "limit-mcp-requests-per-site"},
 }

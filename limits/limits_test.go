@@ -150,3 +150,15 @@ func TestBudgets(t *testing.T) {
 		}
 	})
 }
+
+// At the default budgets a lone client, one request at a time, is slowed
+// at most, never refused: the interval between two units is within
+// MaxWait.
+func TestDefaultBudgetsNeverRefuseALoneClient(t *testing.T) {
+	for _, n := range []Name{TokenPerSite, LoginChecksPerSite, GraphQLCostPerSite, MCPRequestsPerSite} {
+		l := mustLookup(n)
+		if interval := l.Per / time.Duration(l.Default); interval > MaxWait {
+			t.Errorf("%s: one unit every %s by default, longer than the %s a request may wait", n, interval, MaxWait)
+		}
+	}
+}
