@@ -50,7 +50,11 @@ func (h *Handler) UpdateLimits(ctx context.Context, req UpdateLimitsRequestObjec
 	}
 	var f fields
 	for _, e := range h.limits.CheckOperatorSet(s.Tenant(), next) {
-		f.add("overrides."+e.Name, "%s", e.Reason)
+		field := "overrides"
+		if e.Name != "" {
+			field += "." + e.Name
+		}
+		f.add(field, "%s", e.Reason)
 	}
 	if err := f.err(); err != nil {
 		return nil, err

@@ -2,6 +2,8 @@ package limits
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -94,6 +96,17 @@ func TestCheckOperatorSet(t *testing.T) {
 		if e.Name != want[i] || e.Reason == "" {
 			t.Errorf("error %d: %v, want one about %s", i, e, want[i])
 		}
+	}
+	long := strings.Repeat("x", 10_000)
+	if errs := c.CheckOperatorSet(site, map[string]int{long: 1}); len(errs) != 1 || len(errs[0].Name) > 70 {
+		t.Errorf("an unknown 10 KB name: %d errors, the first naming %d bytes; want one naming a short excerpt", len(errs), len(errs[0].Name))
+	}
+	many := map[string]int{}
+	for i := range 1000 {
+		many[fmt.Sprint("n", i)] = 1
+	}
+	if errs := c.CheckOperatorSet(site, many); len(errs) != 1 {
+		t.Errorf("1,000 names: %d errors, want one", len(errs))
 	}
 	if errs := c.CheckOperatorSet(site, map[string]int{"login_failures_per_account_ip": 3}); len(errs) != 0 {
 		t.Errorf("tightening a sign-in limit refused: %v", errs)

@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/lectern/lectern/tenant"
@@ -38,8 +39,16 @@ func (c *Config) Views(site *tenant.Site) []View {
 // so that what was read can be written again. It returns every problem,
 // by name.
 func (c *Config) CheckOperatorSet(site *tenant.Site, next map[string]int) []*ValueError {
+	if len(next) > len(All) {
+		return []*ValueError{{"", fmt.Sprintf("names %d limits; there are %d", len(next), len(All))}}
+	}
 	var errs []*ValueError
 	for name, v := range next {
+		if len(name) > 64 {
+			// Errors quote at most a short name, never the input whole.
+			errs = append(errs, &ValueError{name[:64] + "...", "no such limit"})
+			continue
+		}
 		if site != nil && site.OperatorLimits[name] == v && v > 0 {
 			continue // unchanged
 		}
