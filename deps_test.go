@@ -104,6 +104,8 @@ var leaves = map[string][]string{
 	// The mail templates, transports and outbox sender: the outbox
 	// records and nothing of the handlers.
 	"mail": {"tenant", "storage"},
+	// The limits every handler reads with the request's site.
+	"limits": {"tenant"},
 	// The client-metadata rules every door applies: the standard library
 	// and the scope vocabulary.
 	"authserver/clientmeta": {"authserver/scope"},
@@ -207,6 +209,8 @@ func TestDependencyRulesCatchMistakes(t *testing.T) {
 		{"authserver", "accounts", true},
 		{"mail", "session", true},
 		{"mail", "storage", false},
+		{"limits", "storage", true},
+		{"memberapi", "limits", false},
 	} {
 		got := dependencyViolations([]goPackage{{ImportPath: module + "/" + c.pkg, Imports: []string{module + "/" + c.imp}}})
 		if (len(got) > 0) != c.want {

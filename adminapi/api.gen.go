@@ -103,6 +103,54 @@ func (e InvitationStatus) Valid() bool {
 	}
 }
 
+// Defines values for LimitName.
+const (
+	LimitNameAuthorizePerIp            LimitName = "authorize_per_ip"
+	LimitNameAuthorizePerSite          LimitName = "authorize_per_site"
+	LimitNameGraphqlCostPerSite        LimitName = "graphql_cost_per_site"
+	LimitNameLoginChecksPerSite        LimitName = "login_checks_per_site"
+	LimitNameLoginFailuresPerAccount   LimitName = "login_failures_per_account"
+	LimitNameLoginFailuresPerAccountIp LimitName = "login_failures_per_account_ip"
+	LimitNameLoginFailuresPerIp        LimitName = "login_failures_per_ip"
+	LimitNameMcpRequestsPerSite        LimitName = "mcp_requests_per_site"
+	LimitNamePendingAuthorizations     LimitName = "pending_authorizations"
+	LimitNameRegisterPerIp             LimitName = "register_per_ip"
+	LimitNameTokenPerClient            LimitName = "token_per_client"
+	LimitNameTokenPerSite              LimitName = "token_per_site"
+)
+
+// Valid indicates whether the value is a known member of the LimitName enum.
+func (e LimitName) Valid() bool {
+	switch e {
+	case LimitNameAuthorizePerIp:
+		return true
+	case LimitNameAuthorizePerSite:
+		return true
+	case LimitNameGraphqlCostPerSite:
+		return true
+	case LimitNameLoginChecksPerSite:
+		return true
+	case LimitNameLoginFailuresPerAccount:
+		return true
+	case LimitNameLoginFailuresPerAccountIp:
+		return true
+	case LimitNameLoginFailuresPerIp:
+		return true
+	case LimitNameMcpRequestsPerSite:
+		return true
+	case LimitNamePendingAuthorizations:
+		return true
+	case LimitNameRegisterPerIp:
+		return true
+	case LimitNameTokenPerClient:
+		return true
+	case LimitNameTokenPerSite:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MemberScope.
 const (
 	MemberScopeAccountRead  MemberScope = "account:read"
@@ -807,6 +855,9 @@ type LecturerUpdate struct {
 	Slug *Slug `json:"slug,omitempty"`
 }
 
+// LimitName A rate limit or budget (see the `limits` of GET /limits).
+type LimitName string
+
 // Member defines model for Member.
 type Member struct {
 	Email  string     `json:"email"`
@@ -1180,6 +1231,45 @@ type SectionOrder struct {
 // SectionUpdate defines model for SectionUpdate.
 type SectionUpdate struct {
 	Title *string `json:"title,omitempty"`
+}
+
+// SiteLimit defines model for SiteLimit.
+type SiteLimit struct {
+	// Default The platform default.
+	Default int `json:"default"`
+
+	// Max The most the site's operators may set.
+	Max int `json:"max"`
+
+	// Name A rate limit or budget (see the `limits` of GET /limits).
+	Name LimitName `json:"name"`
+
+	// Override The operators' value, or null for the platform default.
+	Override *int `json:"override"`
+
+	// PeriodSeconds The period of a rate in seconds; 0 for a number held at once (pending authorizations).
+	PeriodSeconds int `json:"periodSeconds"`
+
+	// SetByProvider The hosting provider set this limit for the site; its value is `value` and operators cannot change it.
+	SetByProvider bool   `json:"setByProvider"`
+	Title         string `json:"title"`
+
+	// Unit What is counted and per what.
+	Unit string `json:"unit"`
+
+	// Value The value in force at the site.
+	Value int `json:"value"`
+}
+
+// SiteLimits defines model for SiteLimits.
+type SiteLimits struct {
+	Limits []SiteLimit `json:"limits"`
+}
+
+// SiteLimitsUpdate defines model for SiteLimitsUpdate.
+type SiteLimitsUpdate struct {
+	// Overrides Limit name → the site's value (1 to the limit's `max`). Limits left out use the platform default.
+	Overrides map[string]int `json:"overrides"`
 }
 
 // Slug Lower-case letters, digits and single hyphens; unique among its kind at the site.
@@ -1725,6 +1815,9 @@ type UpdateLecturerJSONRequestBody = LecturerUpdate
 // UpdateLectureJSONRequestBody defines body for UpdateLecture for application/json ContentType.
 type UpdateLectureJSONRequestBody = LectureUpdate
 
+// UpdateLimitsJSONRequestBody defines body for UpdateLimits for application/json ContentType.
+type UpdateLimitsJSONRequestBody = SiteLimitsUpdate
+
 // GrantRoleJSONRequestBody defines body for GrantRole for application/json ContentType.
 type GrantRoleJSONRequestBody = RoleGrant
 
@@ -2221,6 +2314,12 @@ type ServerInterface interface {
 	// UpdateLecture Change a lecture
 	// (PATCH /lectures/{lectureId})
 	UpdateLecture(ctx echo.Context, lectureId LectureId) error
+	// GetLimits Get the site's rate limits and budgets
+	// (GET /limits)
+	GetLimits(ctx echo.Context) error
+	// UpdateLimits Set the site's own values of its limits
+	// (PUT /limits)
+	UpdateLimits(ctx echo.Context) error
 	// ListMembers List the people who hold a role at the site
 	// (GET /members)
 	ListMembers(ctx echo.Context, params ListMembersParams) error
@@ -3412,6 +3511,24 @@ func (w *ServerInterfaceWrapper) UpdateLecture(ctx echo.Context) error {
 	return err
 }
 
+// GetLimits converts echo context to params.
+func (w *ServerInterfaceWrapper) GetLimits(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetLimits(ctx)
+	return err
+}
+
+// UpdateLimits converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateLimits(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateLimits(ctx)
+	return err
+}
+
 // ListMembers converts echo context to params.
 func (w *ServerInterfaceWrapper) ListMembers(ctx echo.Context) error {
 	var err error
@@ -4326,6 +4443,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/orders/:orderId", wrapper.GetOrder, options.OperationMiddlewares["getOrder"]...)
 	router.GET(options.BaseURL+"/school", wrapper.GetSchool, options.OperationMiddlewares["getSchool"]...)
 	router.PATCH(options.BaseURL+"/school", wrapper.UpdateSchool, options.OperationMiddlewares["updateSchool"]...)
+	router.GET(options.BaseURL+"/limits", wrapper.GetLimits, options.OperationMiddlewares["getLimits"]...)
+	router.PUT(options.BaseURL+"/limits", wrapper.UpdateLimits, options.OperationMiddlewares["updateLimits"]...)
 	router.GET(options.BaseURL+"/oauth-applications", wrapper.ListOAuthApplications, options.OperationMiddlewares["listOAuthApplications"]...)
 	router.POST(options.BaseURL+"/oauth-applications", wrapper.CreateOAuthApplication, options.OperationMiddlewares["createOAuthApplication"]...)
 	router.DELETE(options.BaseURL+"/oauth-applications/:clientId", wrapper.DeleteOAuthApplication, options.OperationMiddlewares["deleteOAuthApplication"]...)
@@ -9716,6 +9835,187 @@ func (response UpdateLecture422ApplicationProblemPlusJSONResponse) VisitUpdateLe
 	return err
 }
 
+type GetLimitsRequestObject struct {
+}
+
+type GetLimitsResponseObject interface {
+	VisitGetLimitsResponse(w http.ResponseWriter) error
+}
+
+type GetLimits200JSONResponse SiteLimits
+
+func (response GetLimits200JSONResponse) VisitGetLimitsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLimits401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetLimits401JSONResponse) VisitGetLimitsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLimits403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetLimits403JSONResponse) VisitGetLimitsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLimits403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetLimits403ApplicationProblemPlusJSONResponse) VisitGetLimitsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateLimitsRequestObject struct {
+	Body *UpdateLimitsJSONRequestBody
+}
+
+type UpdateLimitsResponseObject interface {
+	VisitUpdateLimitsResponse(w http.ResponseWriter) error
+}
+
+type UpdateLimits200JSONResponse SiteLimits
+
+func (response UpdateLimits200JSONResponse) VisitUpdateLimitsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateLimits400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateLimits400ApplicationProblemPlusJSONResponse) VisitUpdateLimitsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateLimits401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response UpdateLimits401JSONResponse) VisitUpdateLimitsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateLimits403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response UpdateLimits403JSONResponse) VisitUpdateLimitsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateLimits403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateLimits403ApplicationProblemPlusJSONResponse) VisitUpdateLimitsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateLimits422ApplicationProblemPlusJSONResponse struct {
+	ValidationFailedApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateLimits422ApplicationProblemPlusJSONResponse) VisitUpdateLimitsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListMembersRequestObject struct {
 	Params ListMembersParams
 }
@@ -13912,6 +14212,12 @@ type StrictServerInterface interface {
 	// UpdateLecture Change a lecture
 	// (PATCH /lectures/{lectureId})
 	UpdateLecture(ctx context.Context, request UpdateLectureRequestObject) (UpdateLectureResponseObject, error)
+	// GetLimits Get the site's rate limits and budgets
+	// (GET /limits)
+	GetLimits(ctx context.Context, request GetLimitsRequestObject) (GetLimitsResponseObject, error)
+	// UpdateLimits Set the site's own values of its limits
+	// (PUT /limits)
+	UpdateLimits(ctx context.Context, request UpdateLimitsRequestObject) (UpdateLimitsResponseObject, error)
 	// ListMembers List the people who hold a role at the site
 	// (GET /members)
 	ListMembers(ctx context.Context, request ListMembersRequestObject) (ListMembersResponseObject, error)
@@ -15681,6 +15987,75 @@ func (sh *strictHandler) UpdateLecture(ctx echo.Context, lectureId LectureId) er
 		return err
 	} else if validResponse, ok := response.(UpdateLectureResponseObject); ok {
 		return validResponse.VisitUpdateLectureResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetLimits operation middleware
+func (sh *strictHandler) GetLimits(ctx echo.Context) error {
+	var request GetLimitsRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetLimits(ctx.Request().Context(), request.(GetLimitsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetLimits")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetLimitsResponseObject); ok {
+		return validResponse.VisitGetLimitsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateLimits operation middleware
+func (sh *strictHandler) UpdateLimits(ctx echo.Context) error {
+	var request UpdateLimitsRequestObject
+
+	var body UpdateLimitsJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateLimits(ctx.Request().Context(), request.(UpdateLimitsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateLimits")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateLimitsResponseObject); ok {
+		return validResponse.VisitUpdateLimitsResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lectern/lectern/authserver/bearer"
 	"github.com/lectern/lectern/internal/platform"
+	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 )
@@ -63,6 +64,9 @@ type Options struct {
 	Now func() time.Time
 	// MaxUploadBytes caps an uploaded file. Default DefaultMaxUploadBytes.
 	MaxUploadBytes int64
+	// Limits are the platform's limits (GET/PUT /limits). Nil: the
+	// built-in defaults.
+	Limits *limits.Config
 }
 
 // Handler serves the admin API, /openapi.json and uploaded files.
@@ -77,6 +81,7 @@ type Handler struct {
 	now       func() time.Time
 	maxUpload int64
 	doc       *document
+	limits    *limits.Config
 }
 
 var _ StrictServerInterface = (*Handler)(nil)
@@ -89,7 +94,7 @@ func New(o Options) *Handler {
 	}
 	h := &Handler{
 		store: o.Store, platform: o.Platform, verifier: o.Verifier, revoker: o.Revoker, cache: o.Cache,
-		files: o.Files, log: o.Logger, now: o.Now, maxUpload: o.MaxUploadBytes, doc: newDocument(),
+		files: o.Files, log: o.Logger, now: o.Now, maxUpload: o.MaxUploadBytes, doc: newDocument(), limits: o.Limits,
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)

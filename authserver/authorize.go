@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/lectern/lectern/authserver/clientmeta"
@@ -109,6 +110,15 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 		fail(oauthError(codeInvalidRequest, "state is required"))
 		return
 	}
+	if len(state) > maxStateBytes || len(q.Get("nonce")) > maxStateBytes {
+		echo := state
+		if len(state) > maxStateBytes {
+			echo = "" // what was wrong is not sent back whole
+		}
+		s.redirectError(w, r, site, redirectURI, echo, oauthError(codeInvalidRequest,
+			"state and nonce may have at most "+strconv.Itoa(maxStateBytes)+" bytes each"))
+		return
+	}
 	challenge, method := q.Get("code_challenge"), q.Get("code_challenge_method")
 	switch {
 	case challenge == "":
@@ -148,10 +158,6 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	nonce := q.Get("nonce")
-	if len(state) > 1024 || len(nonce) > 1024 {
-		fail(oauthError(codeInvalidRequest, "state and nonce may have at most 1024 characters"))
-		return
-	}
 	ar := &authRequest{
 		ClientID: client.ClientID, RedirectURI: redirectURI, Scopes: scopes, State: state, Nonce: nonce,
 		Challenge: challenge, Resource: site.Resource(), Prompt: prompt,
@@ -171,8 +177,7 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		ar.Prompt = strings.ReplaceAll(prompt, "login", "") // sign-in is being done now
-		if err := s.savePending(r.Context(), site.ID, ar); err != nil {
-			s.unavailablePage(w, r, site, err)
+		if !s.holdPending(w, r, site, ar, sess == nil) {
 			return
 		}
 		http.Redirect(w, r, "/login?auth_request="+ar.ID, http.StatusFound)
@@ -251,8 +256,7 @@ func (s *Server) proceed(w http.ResponseWriter, r *http.Request, site *tenant.Si
 		s.redirectError(w, r, site, ar.RedirectURI, ar.State, oauthError(codeConsentRequired, "the user has not consented to these scopes"))
 		return
 	}
-	if err := s.savePending(ctx, site.ID, ar); err != nil {
-		s.unavailablePage(w, r, site, err)
+	if !s.holdPending(w, r, site, ar, false) {
 		return
 	}
 	http.Redirect(w, r, "/consent?auth_request="+ar.ID, http.StatusFound)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/lectern/lectern/authserver/password"
@@ -96,44 +97,49 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 		s.renderLogin(w, r, site, http.StatusBadRequest, d)
 		return
 	}
-	// Failed attempts are counted per account and per IP (DESIGN §10): an
-	// attacker guessing one account, or spraying many, is stopped alike.
-	acctKey := storage.CacheKey(site.ID, "loginfail:acct", hashHex(strings.ToLower(d.Email)))
-	ipKey := storage.CacheKey(site.ID, "loginfail:ip", tenant.ClientIP(r))
-	counts, err := s.cache.GetMulti(ctx, acctKey, ipKey)
+	if len(d.Email) > maxEmail {
+		d.Error = "The e-mail address or password is wrong."
+		s.renderLogin(w, r, site, http.StatusUnauthorized, d)
+		return
+	}
+	// Throttled per account and IP, per IP and per account, platform-wide
+	// (throttle.go): decided before any password is checked.
+	a := s.newLoginAttempt(ctx, site, d.Email, tenant.ClientIP(r))
+	refusal, err := s.admit(ctx, a)
 	if err != nil {
 		s.unavailablePage(w, r, site, err)
 		return
 	}
-	for _, c := range counts {
-		if n := atoi(c); n >= s.loginFailures {
-			w.Header().Set("Retry-After", "900")
-			d.Error = "Too many failed sign-in attempts. Please wait 15 minutes and try again."
-			s.audit(ctx, site.ID, d.Email, "login.throttled", d.Email, r, nil)
-			s.renderLogin(w, r, site, http.StatusTooManyRequests, d)
-			return
-		}
+	if refusal != nil {
+		s.refuseLogin(w, r, site, d, a, refusal)
+		return
 	}
 	u, err := s.store.UserByEmail(ctx, d.Email)
+	hash := dummyHash // an unknown address costs a real check: timing tells nothing
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
-		// Spend the same time as a real check so that timing does not tell
-		// which addresses have accounts.
-		_ = password.Verify(pw, dummyHash)
 	case err != nil:
 		s.unavailablePage(w, r, site, err)
 		return
+	default:
+		hash = u.PasswordHash
 	}
-	if u == nil || password.Verify(pw, u.PasswordHash) != nil {
-		for _, k := range []string{acctKey, ipKey} {
-			_, _ = s.cache.Incr(ctx, k, s.loginWindow)
-		}
+	refusal, err = s.check(ctx, a, pw, hash)
+	switch {
+	case refusal != nil:
+		s.refuseLogin(w, r, site, d, a, refusal)
+		return
+	case err != nil && !errors.Is(err, password.ErrMismatch) && !errors.Is(err, password.ErrMalformed):
+		s.unavailablePage(w, r, site, err)
+		return
+	case err != nil || u == nil:
+		s.failed(ctx, a)
 		s.audit(ctx, site.ID, d.Email, "login.failed", d.Email, r, nil)
 		d.Error = "The e-mail address or password is wrong."
 		s.renderLogin(w, r, site, http.StatusUnauthorized, d)
 		return
 	}
-	_ = s.cache.Delete(ctx, acctKey)
+	s.succeeded(ctx, a)
 	_ = s.sessions.Destroy(w, r, site) // a new session ID at every sign-in (no fixation)
 	sess, err := s.sessions.Create(w, r, site, u.ID)
 	if err != nil {
@@ -156,6 +162,25 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 	}
 	s.proceed(w, r, site, client, ar, sess, nil)
 }
+
+// refuseLogin shows the sign-in form again with why the attempt was not
+// checked. A throttled pair is audited once per window, not per attempt:
+// refused attempts are cheap to send, and each must not cost a database
+// write; a busy gate is capacity, not an event about the account.
+func (s *Server) refuseLogin(w http.ResponseWriter, r *http.Request, site *tenant.Site, d loginData, a *loginAttempt, f *loginRefusal) {
+	ctx := r.Context()
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(f.retry.Seconds()+0.999))))
+	d.Error = f.message
+	if f.reason != "busy" {
+		if first, err := s.cache.SetNX(ctx, a.audited(f.reason), []byte{1}, a.window); err == nil && first {
+			s.audit(ctx, site.ID, d.Email, "login.throttled", d.Email, r, map[string]any{"reason": f.reason})
+		}
+	}
+	s.renderLogin(w, r, site, f.status, d)
+}
+
+// maxEmail bounds the address a sign-in may name (RFC 5321's path limit).
+const maxEmail = 320
 
 // dummyHash is verified when an e-mail address has no account.
 var dummyHash = func() string {

@@ -2,9 +2,11 @@ package authserver
 
 import (
 	"context"
+	"net/netip"
 	"sync"
 	"time"
 
+	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/storage"
 )
 
@@ -14,9 +16,9 @@ import (
 // locally. A lease is one event under the limit scaled down by n, and lasts
 // as long as n events take at the full rate, so any client at or below the
 // limit is still admitted; a replica may admit at most one lease beyond it.
+// The limit is given per call: sites override it (package limits).
 type leasedLimiter struct {
 	cache storage.Cache
-	limit storage.Limit
 	n     int
 	now   func() time.Time
 
@@ -31,13 +33,13 @@ type lease struct {
 
 const maxLeases = 100000
 
-func newLeasedLimiter(c storage.Cache, limit storage.Limit, n int, now func() time.Time) *leasedLimiter {
-	n = max(1, min(n, limit.Rate, limit.Burst))
-	return &leasedLimiter{cache: c, limit: limit, n: n, now: now, leases: map[string]*lease{}}
+func newLeasedLimiter(c storage.Cache, n int, now func() time.Time) *leasedLimiter {
+	return &leasedLimiter{cache: c, n: max(1, n), now: now, leases: map[string]*lease{}}
 }
 
-// Allow reports whether one more event under key is within the limit.
-func (l *leasedLimiter) Allow(ctx context.Context, key string) (bool, time.Duration, error) {
+// Allow reports whether one more event under key is within limit.
+func (l *leasedLimiter) Allow(ctx context.Context, key string, limit storage.Limit) (bool, time.Duration, error) {
+	n := max(1, min(l.n, limit.Rate, limit.Burst))
 	now := l.now()
 	l.mu.Lock()
 	if le := l.leases[key]; le != nil && le.left > 0 && now.Before(le.expires) {
@@ -46,7 +48,7 @@ func (l *leasedLimiter) Allow(ctx context.Context, key string) (bool, time.Durat
 		return true, 0, nil
 	}
 	l.mu.Unlock()
-	scaled := storage.Limit{Rate: l.limit.Rate / l.n, Period: l.limit.Period, Burst: l.limit.Burst / l.n}
+	scaled := storage.Limit{Rate: limit.Rate / n, Period: limit.Period, Burst: limit.Burst / n}
 	ok, retry, err := l.cache.Allow(ctx, key, scaled)
 	if err != nil || !ok {
 		return ok, retry, err
@@ -55,7 +57,30 @@ func (l *leasedLimiter) Allow(ctx context.Context, key string) (bool, time.Durat
 	if len(l.leases) >= maxLeases {
 		clear(l.leases)
 	}
-	l.leases[key] = &lease{left: l.n - 1, expires: now.Add(time.Duration(l.n) * l.limit.Period / time.Duration(l.limit.Rate))}
+	l.leases[key] = &lease{left: n - 1, expires: now.Add(time.Duration(n) * limit.Period / time.Duration(limit.Rate))}
 	l.mu.Unlock()
 	return true, 0, nil
+}
+
+// rateOf is the limit called name at the request's site as a GCRA rate
+// whose burst is one period's worth.
+func (s *Server) rateOf(ctx context.Context, name limits.Name) storage.Limit {
+	n, per := s.limits.Rate(ctx, name)
+	return storage.Limit{Rate: n, Period: per, Burst: n}
+}
+
+// addressOf is the client address per-IP limits count: an IPv4 address,
+// or the /64 an IPv6 address belongs to (one subscriber gets a whole /64,
+// so counting single IPv6 addresses would count nothing).
+func addressOf(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	a = a.Unmap()
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
 }

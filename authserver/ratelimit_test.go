@@ -29,8 +29,10 @@ func newLimiterTest(t *testing.T) (*leasedLimiter, *countingCache) {
 	mem := cache.NewMemory(nil)
 	t.Cleanup(func() { mem.Close() })
 	cc := &countingCache{Cache: mem}
-	return newLeasedLimiter(cc, storage.Limit{Rate: 30, Period: time.Second, Burst: 30}, 5, time.Now), cc
+	return newLeasedLimiter(cc, 5, time.Now), cc
 }
+
+var thirtyPerSecond = storage.Limit{Rate: 30, Period: time.Second, Burst: 30}
 
 // A client at the limit (30/s, evenly spaced) is never refused, and the
 // shared cache is asked once per lease, not once per request.
@@ -38,7 +40,7 @@ func TestLeasedLimiterAdmitsTheLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l, cc := newLimiterTest(t)
 		for i := range 300 {
-			ok, _, err := l.Allow(context.Background(), "client")
+			ok, _, err := l.Allow(context.Background(), "client", thirtyPerSecond)
 			if err != nil || !ok {
 				t.Fatalf("request %d at 30/s refused (%v)", i, err)
 			}
@@ -58,7 +60,7 @@ func TestLeasedLimiterRefusesExcess(t *testing.T) {
 		admitted := func(seconds int) int {
 			n := 0
 			for range 300 * seconds {
-				if ok, retry, _ := l.Allow(context.Background(), "client"); ok {
+				if ok, retry, _ := l.Allow(context.Background(), "client", thirtyPerSecond); ok {
 					n++
 				} else if retry <= 0 {
 					t.Fatal("a refusal without Retry-After")
@@ -73,7 +75,7 @@ func TestLeasedLimiterRefusesExcess(t *testing.T) {
 		if n := admitted(2); n < 55 || n > 60+5 {
 			t.Fatalf("next two seconds at 300/s: admitted %d; want the rate (60) at most one lease more", n)
 		}
-		if ok, _, _ := l.Allow(context.Background(), "other"); !ok {
+		if ok, _, _ := l.Allow(context.Background(), "other", thirtyPerSecond); !ok {
 			t.Fatal("another client was refused: limits are per key")
 		}
 	})
@@ -84,7 +86,7 @@ func TestLeasedLimiterSporadic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l, _ := newLimiterTest(t)
 		for i := range 50 {
-			if ok, _, _ := l.Allow(context.Background(), "client"); !ok {
+			if ok, _, _ := l.Allow(context.Background(), "client", thirtyPerSecond); !ok {
 				t.Fatalf("sporadic request %d refused", i)
 			}
 			time.Sleep(200 * time.Millisecond)

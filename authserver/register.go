@@ -16,14 +16,13 @@ import (
 	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/internal/jsonx"
+	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 )
 
-// Registration limits (DESIGN §10): 10 registrations per minute per IP and
-// site; bodies up to 16 KiB.
-var registerRate = storage.Limit{Rate: 10, Period: time.Minute, Burst: 10}
-
+// maxRegistrationBody bounds a registration's body; registrations per
+// minute per IP and site are limits.RegisterPerIP (DESIGN §10).
 const maxRegistrationBody = 16 << 10
 
 // registrationRequest is RFC 7591 §2 client metadata. Fields we do not know
@@ -72,7 +71,7 @@ func (s *Server) Register(w http.ResponseWriter, r *http.Request) {
 	site := siteOf(r.Context())
 	w.Header().Set("Cache-Control", "no-store")
 	ctx := r.Context()
-	ok, retry, err := s.cache.Allow(ctx, storage.CacheKey(site.ID, "rl:register", tenant.ClientIP(r)), registerRate)
+	ok, retry, err := s.cache.Allow(ctx, storage.CacheKey(site.ID, "rl:register", addressOf(tenant.ClientIP(r))), s.rateOf(ctx, limits.RegisterPerIP))
 	switch {
 	case err != nil:
 		s.logger.ErrorContext(ctx, "registration rate limit unavailable", "err", err)

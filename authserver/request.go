@@ -26,36 +26,6 @@ type authRequest struct {
 	Prompt      string   `json:"prompt,omitempty"`
 }
 
-func (s *Server) savePending(ctx context.Context, site tenant.ID, ar *authRequest) error {
-	if ar.ID == "" {
-		ar.ID = randomToken()
-	}
-	b, err := json.Marshal(ar)
-	if err != nil {
-		return err
-	}
-	return s.cache.Set(ctx, storage.CacheKey(site, "authreq", ar.ID), b, pendingLifetime)
-}
-
-// pending returns the authorization request id, or nil if it expired.
-func (s *Server) pending(ctx context.Context, site tenant.ID, id string) (*authRequest, error) {
-	if len(id) != 43 {
-		return nil, nil
-	}
-	raw, err := s.cache.Get(ctx, storage.CacheKey(site, "authreq", id))
-	if errors.Is(err, storage.ErrCacheMiss) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var ar authRequest
-	if err := json.Unmarshal(raw, &ar); err != nil {
-		return nil, nil
-	}
-	return &ar, nil
-}
-
 // codeRecord is what an authorization code stands for (DESIGN §4): bound to
 // client, redirect_uri, PKCE challenge, resource, scopes, nonce, user and
 // auth_time, with the user's claims for the id_token.

@@ -12,6 +12,8 @@ import (
 	"github.com/lectern/lectern/authserver/bearer"
 	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/authserver/keys"
+	"github.com/lectern/lectern/authserver/password"
+	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
@@ -50,12 +52,12 @@ type Options struct {
 	Clients ClientSource
 	// Now is the clock; tests replace it.
 	Now func() time.Time
-	// TokenRate limits token requests per site and client (default 30/s).
-	TokenRate storage.Limit
-	// LoginFailures is how many failed sign-ins an account or an IP may
-	// have within LoginWindow before sign-in is refused (default 10/15 min).
-	LoginFailures int
-	LoginWindow   time.Duration
+	// Limits are the platform's rate limits and budgets, with each site's
+	// overrides. Nil: the built-in defaults.
+	Limits *limits.Config
+	// Passwords bounds the password checks running at once, shared fairly
+	// between sites. Default: one with the default options.
+	Passwords *password.Gate
 }
 
 // ClientCreator validates and stores a client of a site, returning the
@@ -78,15 +80,18 @@ type Server struct {
 	vendors  *vendorCache
 	now      func() time.Time
 
-	tokenRate     storage.Limit
-	codeLifetime  time.Duration
-	loginFailures int
-	loginWindow   time.Duration
+	codeLifetime time.Duration
+	limits       *limits.Config
+	passwords    *password.Gate
 
 	clients  *clientCache
 	sessions *session.Store
-	tokenRL  *leasedLimiter
-	op       http.Handler
+	// leased serves the shared limits checked on every request of a busy
+	// key (token per client, anonymous authorizations per site).
+	leased      *leasedLimiter
+	tokenBudget *limits.Budgets
+	loginBudget *limits.Budgets
+	op          http.Handler
 }
 
 // New returns a Server.
@@ -96,23 +101,18 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{
 		store: o.Store, cache: o.Cache, keys: o.Keys, verifier: o.Verifier, ui: o.UI, logger: o.Logger, platform: o.Platform,
-		extra: o.Clients, now: o.Now,
-		tokenRate: o.TokenRate, loginFailures: o.LoginFailures, loginWindow: o.LoginWindow,
+		extra: o.Clients, now: o.Now, limits: o.Limits, passwords: o.Passwords,
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
+	if s.passwords == nil {
+		s.passwords = password.NewGate(password.GateOptions{})
+	}
 	s.codeLifetime = CodeLifetime
-	if s.tokenRate.Rate == 0 {
-		s.tokenRate = storage.Limit{Rate: 30, Period: time.Second, Burst: 30}
-	}
-	if s.loginFailures == 0 {
-		s.loginFailures = 10
-	}
-	if s.loginWindow == 0 {
-		s.loginWindow = 15 * time.Minute
-	}
-	s.tokenRL = newLeasedLimiter(o.Cache, s.tokenRate, 5, s.now)
+	s.leased = newLeasedLimiter(o.Cache, 5, s.now)
+	s.tokenBudget = limits.NewBudgets(s.limits, limits.TokenPerSite)
+	s.loginBudget = limits.NewBudgets(s.limits, limits.LoginChecksPerSite)
 	s.vendors = &vendorCache{store: o.Store, now: s.now}
 	s.clients = &clientCache{store: o.Store, ttl: 30 * time.Second, now: s.now, entries: map[clientKey]clientEntry{}}
 	s.sessions = o.Sessions

@@ -16,6 +16,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/lectern/lectern/authserver/scope"
+	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 )
@@ -73,6 +74,12 @@ func (s *Server) Token(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	h.Set("Pragma", "no-cache")
+	// The site's budget first: a flood of token requests at one site is
+	// refused before it parses a form or reaches the cache.
+	if ok, retry := s.tokenBudget.Take(r.Context(), 1); !ok {
+		writeOAuthError(w, errRateLimited("too many token requests at this site; slow down", retry))
+		return
+	}
 	if !formBody(w, r, "token", "resource") {
 		return
 	}
@@ -86,7 +93,7 @@ func (s *Server) Token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if clientID := r.PostForm.Get("client_id"); clientID != "" {
-		ok, retry, err := s.tokenRL.Allow(r.Context(), storage.CacheKey(site.ID, "rl:token", hashHex(clientID)))
+		ok, retry, err := s.leased.Allow(r.Context(), storage.CacheKey(site.ID, "rl:token", hashHex(clientID)), s.rateOf(r.Context(), limits.TokenPerClient))
 		if err != nil {
 			s.logger.ErrorContext(r.Context(), "rate limit unavailable", "err", err)
 			writeOAuthError(w, errUnavailable(unavailableText))

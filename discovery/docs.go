@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 	"github.com/lectern/lectern/vocab"
@@ -35,6 +36,9 @@ type DocsOptions struct {
 	Logger *slog.Logger
 	// Now is the clock (which events are upcoming). Default time.Now.
 	Now func() time.Time
+	// Limits are the platform's limits, whose values at the site /auth.md
+	// states. Nil: the built-in defaults.
+	Limits *limits.Config
 }
 
 // Docs serves the agent documents of the request's site: /auth.md,
@@ -47,6 +51,7 @@ type Docs struct {
 	tools  []vocab.MCPTool
 	logger *slog.Logger
 	now    func() time.Time
+	limits *limits.Config
 }
 
 // NewDocs returns a Docs. It panics without a Store (a wiring mistake).
@@ -54,7 +59,7 @@ func NewDocs(o DocsOptions) *Docs {
 	if o.Store == nil {
 		panic("discovery: NewDocs needs DocsOptions.Store")
 	}
-	d := &Docs{store: o.Store, tools: o.MCPTools, logger: o.Logger, now: o.Now}
+	d := &Docs{store: o.Store, tools: o.MCPTools, logger: o.Logger, now: o.Now, limits: o.Limits}
 	if d.logger == nil {
 		d.logger = slog.New(slog.DiscardHandler)
 	}
@@ -83,7 +88,7 @@ func (d *Docs) AuthMD(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	serveDocument(w, r, markdownType, authMDMaxAge, authMarkdown(site, d.tools))
+	serveDocument(w, r, markdownType, authMDMaxAge, authMarkdown(site, d.tools, d.limits))
 }
 
 // LLMSTxt serves /llms.txt (https://llmstxt.org): the site's name, a

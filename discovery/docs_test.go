@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 	"github.com/lectern/lectern/vocab"
@@ -90,12 +91,12 @@ func TestDocsPKCEExample(t *testing.T) {
 // id_tokens.
 func TestAuthMDFollowsTheSite(t *testing.T) {
 	tools := []vocab.MCPTool{{Name: "search_courses"}, {Name: "my_enrollments", Scopes: []string{"account:read"}}}
-	vendor := string(authMarkdown(docsSiteA, tools))
+	vendor := string(authMarkdown(docsSiteA, tools, nil))
 	closed := *docsSiteA
 	closed.IDTokens, closed.CIMDOpen, closed.MCPConnections = false, true, false
-	closedDoc := string(authMarkdown(&closed, tools))
+	closedDoc := string(authMarkdown(&closed, tools, nil))
 	open := &tenant.Site{ID: 2, Name: "Open", Origin: "http://127.0.0.1:8080", Variant: tenant.VariantOpen, IDTokens: true}
-	openDoc := string(authMarkdown(open, tools))
+	openDoc := string(authMarkdown(open, tools, nil))
 
 	for _, c := range []struct {
 		doc  string
@@ -117,6 +118,21 @@ func TestAuthMDFollowsTheSite(t *testing.T) {
 			if strings.Contains(c.doc, n) {
 				t.Errorf("auth.md has %q", n)
 			}
+		}
+	}
+	// The limits a client paces itself by, with the site's own values.
+	if !strings.Contains(vendor, "| Token requests (code exchange and refresh) | 30 per second per client |") ||
+		!strings.Contains(vendor, "| Client registrations | 10 per minute per IP address |") {
+		t.Error("auth.md lacks the default token and registration limits")
+	}
+	over := *docsSiteA
+	over.ProviderLimits = map[string]int{"token_per_client": 120}
+	over.OperatorLimits = map[string]int{"register_per_ip": 3}
+	cfg := &limits.Config{Defaults: map[limits.Name]int{limits.RegisterPerIP: 20}}
+	overDoc := string(authMarkdown(&over, tools, cfg))
+	for _, w := range []string{"| Token requests (code exchange and refresh) | 120 per second per client |", "| Client registrations | 3 per minute per IP address |"} {
+		if !strings.Contains(overDoc, w) {
+			t.Errorf("auth.md of a site with its own limits lacks %q", w)
 		}
 	}
 	// Every endpoint of the metadata appears.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/lectern/lectern/authserver/scope"
+	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/tenant"
 	"github.com/lectern/lectern/vocab"
 )
@@ -31,7 +32,7 @@ func S256Challenge(verifier string) string {
 // authMarkdown renders /auth.md. Every URL comes from the same builders as
 // the metadata documents (AuthorizationServer, ProtectedResource), so the
 // walkthrough cannot disagree with them.
-func authMarkdown(site *tenant.Site, tools []vocab.MCPTool) []byte {
+func authMarkdown(site *tenant.Site, tools []vocab.MCPTool, lim *limits.Config) []byte {
 	as := AuthorizationServer(site)
 	pr := ProtectedResource(site)
 	name := mdText(site.Name)
@@ -271,6 +272,8 @@ func authMarkdown(site *tenant.Site, tools []vocab.MCPTool) []byte {
 		"Revoking a refresh token ends its grant and every access token of it; revoking an access token ends that token only.")
 	b.line()
 
+	limitsSection(&b, site, lim)
+
 	// Not supported
 	b.line("## Not supported")
 	b.line()
@@ -377,4 +380,26 @@ func indentJSON(v any) string {
 		return "{}"
 	}
 	return string(b)
+}
+
+// limitsSection states the limits a client meets at this site, with the
+// site's values (its overrides included): what a client needs to pace
+// itself rather than learn them from 429s.
+func limitsSection(b *doc, site *tenant.Site, lim *limits.Config) {
+	v := func(n limits.Name) string { return fmt.Sprintf("%d", lim.ForSite(site, n)) }
+	b.line("## Limits")
+	b.line()
+	b.line("Beyond these the answer is `429` with `Retry-After` (seconds): wait that long, then retry. ",
+		"Sign-in pages answer the same way, as a page.")
+	b.line()
+	b.table([]string{"What", "Limit at this site"},
+		[]string{"Token requests (code exchange and refresh)", v(limits.TokenPerClient) + " per second per client"},
+		[]string{"Token requests, all clients together", v(limits.TokenPerSite) + " per second (per server)"},
+		[]string{"Client registrations", v(limits.RegisterPerIP) + " per minute per IP address"},
+		[]string{"Authorization requests that start a sign-in", v(limits.AuthorizePerIP) + " per minute per IP address (all sites together)"},
+		[]string{"`state` and `nonce`", "512 bytes each (longer: `invalid_request`)"},
+		[]string{"Member API", v(limits.GraphQLCostPerSite) + " cost units per second for the site (a query costs 1, plus 1 per connection, plus 1 per 50 nodes)"},
+		[]string{"MCP requests", v(limits.MCPRequestsPerSite) + " per second for the site"},
+	)
+	b.line()
 }

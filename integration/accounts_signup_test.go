@@ -135,10 +135,6 @@ func TestAccountsSignUp(t *testing.T) {
 	}
 }
 
-type errStatus int
-
-func (e errStatus) Error() string { return http.StatusText(int(e)) }
-
 func htmlUnescape(s string) string { return strings.ReplaceAll(s, "&amp;", "&") }
 
 // followToLogin follows an authorization URL to the sign-in page.

@@ -53,6 +53,8 @@ type Options struct {
 	Now func() time.Time
 	// Limits; nil means DefaultLimits.
 	Limits *Limits
+	// Budget, if set, charges each request's cost to its site.
+	Budget Budget
 }
 
 // Handler serves the Member API: GraphQL over POST at /member/graphql
@@ -65,6 +67,7 @@ type Handler struct {
 	log    *slog.Logger
 	now    func() time.Time
 	limits Limits
+	budget Budget
 }
 
 // New parses the embedded schema against the resolvers and returns the
@@ -74,7 +77,7 @@ func New(o Options) (*Handler, error) {
 	if o.Store == nil || o.Verifier == nil {
 		return nil, errors.New("memberapi: New needs Options.Store and Options.Verifier")
 	}
-	h := &Handler{store: o.Store, auth: o.Verifier, log: o.Logger, now: o.Now, limits: o.Limits.withDefaults()}
+	h := &Handler{store: o.Store, auth: o.Verifier, log: o.Logger, now: o.Now, limits: o.Limits.withDefaults(), budget: o.Budget}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -124,7 +127,9 @@ type params struct {
 //     403 insufficient_scope naming the scope (step-up), before anything
 //     runs; a mutation that reads what it returns beyond ids (the marked
 //     notification's contents, the subscription) needs account:read too;
-//  6. root fields, selections, connections, nodes over Limits: 400;
+//  6. root fields, selections, connections, nodes over Limits: 400; the
+//     site's budget spent (Options.Budget, charged 1 first and the rest
+//     of the cost here): 429 RATE_LIMITED with Retry-After;
 //  7. the token's holder no longer has any role at the site: the 403 of
 //     step 5, saying so (503 when the roles cannot be read);
 //  8. execution: 200 with data (field errors beside it), or 503 when
@@ -139,6 +144,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", http.MethodPost)
 		h.writeErrors(w, r, http.StatusMethodNotAllowed, requestError(CodeMethodNotAllowed,
 			"the Member API answers POST only, with a JSON body {\"query\": ...}"))
+		return
+	}
+	// A first unit of the site's budget before any work: a flood is
+	// refused before tokens are verified or bodies read.
+	if !h.charge(w, r, 1) {
 		return
 	}
 	site, _ := tenant.FromContext(r.Context())
@@ -202,8 +212,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		bearer.WriteError(w, site, err)
 		return
 	}
-	if qe := checkLimits(h.info, &h.limits, doc, op, p.Variables); qe != nil {
+	cost, qe := checkLimits(h.info, &h.limits, doc, op, p.Variables)
+	if qe != nil {
 		h.writeErrors(w, r, http.StatusBadRequest, qe)
+		return
+	}
+	if !h.charge(w, r, cost-1) {
 		return
 	}
 	// Tokens outlive role changes (an access token lives an hour and

@@ -161,27 +161,29 @@ type costWalker struct {
 	fragNest int
 }
 
-// checkLimits analyses op of doc with the request's variables and returns a
-// QUERY_TOO_COMPLEX error when it exceeds a limit.
-func checkLimits(info *schemaInfo, l *Limits, doc *document, op *operation, vars map[string]any) *gqlerrors.QueryError {
+// checkLimits analyses op of doc with the request's variables and returns
+// its cost (what the site's budget is charged: 1, plus 1 per connection
+// it reads, plus 1 per 50 nodes it may return), or a QUERY_TOO_COMPLEX
+// error when it exceeds a limit.
+func checkLimits(info *schemaInfo, l *Limits, doc *document, op *operation, vars map[string]any) (int, *gqlerrors.QueryError) {
 	w := &costWalker{info: info, doc: doc, op: op, vars: vars, maxSels: l.MaxSelections}
 	root := info.roots[op.typ]
 	if err := w.countRoot(op.sels); err != nil {
-		return tooComplex(fmt.Sprintf("the query expands to more than %d field selections", l.MaxSelections), l.MaxSelections, -1)
+		return 0, tooComplex(fmt.Sprintf("the query expands to more than %d field selections", l.MaxSelections), l.MaxSelections, -1)
 	}
 	if w.c.rootFields > l.MaxRootFields {
-		return tooComplex(fmt.Sprintf("the operation selects %d fields at its root (aliases count); at most %d are allowed", w.c.rootFields, l.MaxRootFields), l.MaxRootFields, int64(w.c.rootFields))
+		return 0, tooComplex(fmt.Sprintf("the operation selects %d fields at its root (aliases count); at most %d are allowed", w.c.rootFields, l.MaxRootFields), l.MaxRootFields, int64(w.c.rootFields))
 	}
 	if err := w.walk(op.sels, root, 1); err != nil {
-		return tooComplex(fmt.Sprintf("the query expands to more than %d field selections", l.MaxSelections), l.MaxSelections, -1)
+		return 0, tooComplex(fmt.Sprintf("the query expands to more than %d field selections", l.MaxSelections), l.MaxSelections, -1)
 	}
 	if w.c.connections > int64(l.MaxConnections) {
-		return tooComplex(fmt.Sprintf("the query reads %d connections (each alias counts, multiplied by the first of enclosing connections); at most %d are allowed", w.c.connections, l.MaxConnections), l.MaxConnections, w.c.connections)
+		return 0, tooComplex(fmt.Sprintf("the query reads %d connections (each alias counts, multiplied by the first of enclosing connections); at most %d are allowed", w.c.connections, l.MaxConnections), l.MaxConnections, w.c.connections)
 	}
 	if w.c.nodes > int64(l.MaxNodes) {
-		return tooComplex(fmt.Sprintf("the query may return %d connection nodes (first, multiplied through nested connections); at most %d are allowed", w.c.nodes, l.MaxNodes), l.MaxNodes, w.c.nodes)
+		return 0, tooComplex(fmt.Sprintf("the query may return %d connection nodes (first, multiplied through nested connections); at most %d are allowed", w.c.nodes, l.MaxNodes), l.MaxNodes, w.c.nodes)
 	}
-	return nil
+	return 1 + int(w.c.connections) + int(w.c.nodes/50), nil
 }
 
 func tooComplex(msg string, limit int, actual int64) *gqlerrors.QueryError {

@@ -28,6 +28,10 @@ export LECTERN_LOG_LEVEL=warn LECTERN_ACCESS_LOG=false LECTERN_DB_MAX_CONNS=${BE
 export LECTERN_METRICS_ADDR=${BENCH_METRICS_ADDR:-127.0.0.1:0}
 bin/lectern migrate >/dev/null
 bin/lectern seed demo --port "$PORT" >/dev/null
+# The measured site is the whole fleet's load here: its per-site budgets
+# (issue 14) must not be what is measured.
+bin/lectern site update --site demo-academy --limit token_per_site=1000000 \
+  --limit graphql_cost_per_site=1000000 --limit mcp_requests_per_site=1000000 >/dev/null
 
 bin/lectern serve 2>/tmp/lectern-bench-server.log &
 SERVER=$!

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lectern/lectern/tenant"
@@ -90,3 +91,20 @@ func ConsentKey(site tenant.ID, userID, clientID string) string {
 
 // RolesKey is the cache key of a user's roles at a site.
 func RolesKey(site tenant.ID, userID string) string { return CacheKey(site, "roles", userID) }
+
+// AccountKey builds a cache key for data about a platform-wide account
+// (sign-in failures): accounts are not per site, so the hash tag is the
+// account's, never a site's. The e-mail address is hashed (after case
+// folding), so keys reveal no address, and one account's keys share a
+// Redis Cluster slot while accounts spread over all of them.
+func AccountKey(email, kind, id string) string {
+	sum := sha256.Sum256([]byte("lectern-account:" + strings.ToLower(strings.TrimSpace(email))))
+	return "{a" + hex.EncodeToString(sum[:12]) + "}:" + kind + ":" + id
+}
+
+// AddressKey builds a cache key for data about a client address seen at
+// every site (sign-in failures from one IP across accounts); its hash tag
+// is the address's.
+func AddressKey(ip, kind string) string {
+	return "{ip" + ip + "}:" + kind
+}

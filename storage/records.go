@@ -40,6 +40,8 @@ func (s *Site) Tenant() *tenant.Site {
 		Description:    s.Description,
 		Locale:         s.Locale,
 		UpdatedAt:      s.UpdatedAt,
+		ProviderLimits: s.ProviderLimits(),
+		OperatorLimits: s.OperatorLimits(),
 	}
 }
 

@@ -7,6 +7,7 @@ type ctxKey int
 const (
 	siteKey ctxKey = iota
 	requestIDKey
+	clientIPKey
 )
 
 // WithSite returns a copy of ctx that carries site.

@@ -1,6 +1,7 @@
 package tenant
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -12,9 +13,10 @@ import (
 
 // MiddlewareOptions configures the Host → Site middleware.
 type MiddlewareOptions struct {
-	// TrustedProxies are the peers whose X-Forwarded-Host and
-	// X-Forwarded-Proto headers are believed (LECTERN_TRUSTED_PROXIES).
-	// Headers from anyone else are ignored.
+	// TrustedProxies are the peers whose X-Forwarded-Host,
+	// X-Forwarded-Proto and X-Forwarded-For headers are believed
+	// (LECTERN_TRUSTED_PROXIES; the right-most value of each, the one the
+	// proxy appended). Headers from anyone else are ignored.
 	TrustedProxies []netip.Prefix
 	// Logger receives lookup failures. Required.
 	Logger *slog.Logger
@@ -38,6 +40,11 @@ func (r *Resolver) Middleware(opts MiddlewareOptions) func(http.Handler) http.Ha
 				}
 				if p := strings.ToLower(lastValue(req.Header.Get("X-Forwarded-Proto"))); p == "http" || p == "https" {
 					scheme = p
+				}
+				// The address our proxy saw: per-IP limits behind a load
+				// balancer would otherwise count every client as one.
+				if ip, err := netip.ParseAddr(lastValue(req.Header.Get("X-Forwarded-For"))); err == nil {
+					req = req.WithContext(context.WithValue(req.Context(), clientIPKey, ip.Unmap().String()))
 				}
 			}
 			host, err := CanonicalHost(rawHost, scheme)
@@ -158,11 +165,14 @@ func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-// ClientIP is the address of the request's peer, without port or IPv6
-// brackets: what per-IP rate limits and audit events record. Behind a load
-// balancer it is the balancer's address (forwarded-for headers are not
-// believed for IPs), which only makes per-IP limits stricter.
+// ClientIP is the address of the request's client, without port or IPv6
+// brackets: what per-IP rate limits and audit events record. It is the
+// peer's address, or, when the peer is a trusted proxy, the right-most
+// X-Forwarded-For value (the one that proxy appended).
 func ClientIP(r *http.Request) string {
+	if ip, ok := r.Context().Value(clientIPKey).(string); ok {
+		return ip
+	}
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		return host
 	}

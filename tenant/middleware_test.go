@@ -157,3 +157,35 @@ func TestClientIP(t *testing.T) {
 		}
 	}
 }
+
+// Behind a trusted proxy the client's address is the right-most
+// X-Forwarded-For value (the one the proxy appended); from anyone else
+// the header is ignored, so a client cannot pick the address its per-IP
+// limits are counted under.
+func TestClientIPBehindTrustedProxy(t *testing.T) {
+	r := NewResolver(&mapLookup{sites: map[string]*Site{"a.test": {ID: 1, Slug: "a"}}}, nil)
+	proxy := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	for _, tt := range []struct {
+		name, remote, xff, want string
+	}{
+		{"trusted proxy", "10.1.2.3:4000", "198.51.100.7", "198.51.100.7"},
+		{"trusted proxy, spoofed values before", "10.1.2.3:4000", "203.0.113.1, 198.51.100.7", "198.51.100.7"},
+		{"trusted proxy, IPv6", "10.1.2.3:4000", "2001:db8::9", "2001:db8::9"},
+		{"trusted proxy, IPv4-mapped", "10.1.2.3:4000", "::ffff:198.51.100.8", "198.51.100.8"},
+		{"trusted proxy, garbage", "10.1.2.3:4000", "not-an-ip", "10.1.2.3"},
+		{"untrusted peer", "192.0.2.1:4000", "198.51.100.7", "192.0.2.1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got string
+			h := r.Middleware(MiddlewareOptions{TrustedProxies: proxy, Logger: slog.New(slog.DiscardHandler)})(
+				http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { got = ClientIP(req) }))
+			req := httptest.NewRequest(http.MethodGet, "/", nil)
+			req.Host, req.RemoteAddr = "a.test", tt.remote
+			req.Header.Set("X-Forwarded-For", tt.xff)
+			h.ServeHTTP(httptest.NewRecorder(), req)
+			if got != tt.want {
+				t.Fatalf("ClientIP = %q; want %q", got, tt.want)
+			}
+		})
+	}
+}

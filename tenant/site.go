@@ -48,6 +48,10 @@ type Site struct {
 	Description string
 	Locale      string
 	UpdatedAt   time.Time
+	// ProviderLimits and OperatorLimits are the site's overrides of the
+	// platform's limits (package limits), by name, as the hosting provider
+	// and the site's operators set them. Nil: none.
+	ProviderLimits, OperatorLimits map[string]int
 }
 
 // Issuer is the OAuth issuer identifier of the site (RFC 8414 §2).

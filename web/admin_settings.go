@@ -16,18 +16,28 @@ type settingsData struct {
 	// MailFrom is what the site's mail shows as sender now.
 	MailFrom string
 	Error    string
+	Limits   []limitRow
+	// LimitsError says why the limits were not saved.
+	LimitsError string
 }
 
-// settings serves GET /admin/settings: the beta features (owners and
-// admins).
+// settings serves GET /admin/settings: the beta features and the site's
+// limits (owners and admins).
 func (h *Handler) settings(w http.ResponseWriter, r *http.Request, rq *request) {
-	h.renderSettings(w, r, rq, http.StatusOK, rq.stored.Accounts(), "", h.takeFlash(r.Context(), rq))
+	h.render(w, r, rq, http.StatusOK, "admin_settings", "Settings", h.settingsPage(rq), h.takeFlash(r.Context(), rq))
+}
+
+// settingsPage is the Settings page as stored; a form refused shows what
+// was typed in its own section.
+func (h *Handler) settingsPage(rq *request) settingsData {
+	from := h.platform.SenderOf(rq.stored)
+	return settingsData{chrome: chromeFor(rq, "admin", "settings"), BetaOn: rq.developersOn(), Accounts: rq.stored.Accounts(),
+		MailFrom: from.Name + " <" + from.Address + ">", Limits: h.limitRows(rq, nil, nil)}
 }
 
 func (h *Handler) renderSettings(w http.ResponseWriter, r *http.Request, rq *request, status int, a storage.AccountSettings, errMsg string, f *flash) {
-	from := h.platform.SenderOf(rq.stored)
-	d := settingsData{chrome: chromeFor(rq, "admin", "settings"), BetaOn: rq.developersOn(), Accounts: a,
-		MailFrom: from.Name + " <" + from.Address + ">", Error: errMsg}
+	d := h.settingsPage(rq)
+	d.Accounts, d.Error = a, errMsg
 	h.render(w, r, rq, status, "admin_settings", "Settings", d, f)
 }
 

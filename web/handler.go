@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lectern/lectern/internal/platform"
+	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
@@ -52,6 +53,9 @@ type Options struct {
 	Logger   *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Limits are the platform's limits, which Settings shows and lets
+	// owners and admins set for their site. Nil: the built-in defaults.
+	Limits *limits.Config
 }
 
 // Handler serves /admin and /account.
@@ -66,6 +70,7 @@ type Handler struct {
 	now      func() time.Time
 	ui       *ui.Renderer
 	mux      *http.ServeMux
+	limits   *limits.Config
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -85,7 +90,7 @@ func New(o Options) (*Handler, error) {
 	}
 	h := &Handler{
 		store: o.Store, cache: o.Cache, platform: o.Platform, sessions: o.Sessions, revoker: o.Revoker,
-		pictures: o.Pictures, logger: o.Logger, now: o.Now, ui: renderer, mux: http.NewServeMux(),
+		pictures: o.Pictures, logger: o.Logger, now: o.Now, ui: renderer, mux: http.NewServeMux(), limits: o.Limits,
 	}
 	if h.now == nil {
 		h.now = time.Now
@@ -106,6 +111,7 @@ func (h *Handler) routes() {
 	h.handle("POST /admin/members/invitations/{id}/resend", manager, h.invitationResend)
 	h.handle("GET /admin/members/invitations/{id}/revoke", manager, h.invitationRevokeConfirm)
 	h.handle("POST /admin/members/invitations/{id}/revoke", manager, h.invitationRevoke)
+	h.handle("POST /admin/settings/limits", manager, h.limitsSave)
 
 	h.handle("GET /admin/developers/apps", developers, h.appList)
 	h.handle("POST /admin/developers/apps", developers, h.appCreate)

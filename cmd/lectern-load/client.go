@@ -18,6 +18,7 @@ import (
 // reconnects when the server closes the connection.
 type conn struct {
 	addr string
+	from net.IP // the local address to dial from; nil: any
 	c    net.Conn
 	r    *bufio.Reader
 	w    *bufio.Writer
@@ -28,13 +29,18 @@ type conn struct {
 type response struct {
 	status   int
 	location []byte
-	body     []byte // valid until the next request on the connection
+	cookies  [][]byte // Set-Cookie values up to the first ';'
+	body     []byte   // valid until the next request on the connection
 }
 
 func newConn(addr string) *conn { return &conn{addr: addr} }
 
 func (c *conn) dial() error {
-	nc, err := net.DialTimeout("tcp", c.addr, 5*time.Second)
+	d := net.Dialer{Timeout: 5 * time.Second}
+	if c.from != nil {
+		d.LocalAddr = &net.TCPAddr{IP: c.from}
+	}
+	nc, err := d.Dial("tcp", c.addr)
 	if err != nil {
 		return err
 	}
@@ -128,6 +134,9 @@ func (c *conn) roundTrip(method, host, path string, headers []string, body []byt
 			chunked = bytes.EqualFold(value, []byte("chunked"))
 		case bytes.EqualFold(name, []byte("Location")):
 			resp.location = append([]byte(nil), value...)
+		case bytes.EqualFold(name, []byte("Set-Cookie")):
+			v, _, _ := bytes.Cut(value, []byte(";"))
+			resp.cookies = append(resp.cookies, append([]byte(nil), v...))
 		case bytes.EqualFold(name, []byte("Connection")):
 			closeAfter = bytes.EqualFold(value, []byte("close"))
 		}

@@ -37,6 +37,11 @@ type config struct {
 	duration    time.Duration
 	concurrency []int
 	scenarios   []string
+	neighbour   bool
+	quietConc   int
+	floodConc   int
+	flood       []string
+	label       string
 }
 
 func main() {
@@ -49,6 +54,11 @@ func main() {
 	flag.DurationVar(&cfg.duration, "duration", 10*time.Second, "measured time per scenario and concurrency (at most 60s)")
 	flag.StringVar(&conc, "concurrency", "16,64", "comma-separated concurrency levels")
 	flag.StringVar(&scen, "scenarios", "flow,refresh,userinfo,graphql,mcp-search,mcp-enrollments", "comma-separated scenarios: flow, refresh, userinfo, graphql, mcp-search, mcp-enrollments")
+	flag.BoolVar(&cfg.neighbour, "neighbour", false, "measure a noisy neighbour instead of the scenarios: Open School runs code flows while Demo Academy is flooded (neighbour.go)")
+	flag.IntVar(&cfg.quietConc, "quiet-concurrency", 4, "--neighbour: concurrent code flows at the quiet site")
+	flag.IntVar(&cfg.floodConc, "flood-concurrency", 32, "--neighbour: concurrent flooding requests at the noisy site, shared by token, GraphQL, MCP and sign-in")
+	flag.StringVar(&cfg.label, "label", "", "--neighbour: the label of this run's rows")
+	floodKinds := flag.String("flood", "token,graphql,mcp", "--neighbour: what floods the noisy site: token, graphql, mcp, signin")
 	cpuProfile := flag.String("cpuprofile", "", "write the load generator's own CPU profile here")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -75,6 +85,14 @@ func main() {
 		cfg.concurrency = append(cfg.concurrency, n)
 	}
 	cfg.scenarios = strings.Split(scen, ",")
+	for _, k := range strings.Split(*floodKinds, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			cfg.flood = append(cfg.flood, k)
+		}
+	}
+	if len(cfg.flood) == 0 {
+		fatal("--flood names nothing")
+	}
 	if err := run(context.Background(), cfg); err != nil {
 		pprof.StopCPUProfile()
 		fatal(err.Error())
@@ -93,28 +111,21 @@ type bench struct {
 	cfg      config
 	http     *http.Client // setup and token preparation
 	host     string       // the site's Host header
+	slug     string       // the site's slug (setup)
+	nClients int          // bench clients to create (setup)
+	nSess    int          // sessions to sign in (setup)
 	clients  []string
 	sessions []*http.Cookie
 	conns    []*conn // one keep-alive connection per measured worker
 }
 
 func run(ctx context.Context, cfg config) error {
-	b := &bench{cfg: cfg}
-	u, err := url.Parse(cfg.origin)
+	if cfg.neighbour {
+		return runNeighbour(ctx, cfg)
+	}
+	b, err := newBench(cfg, demo.AcademySlug, cfg.clients, slices.Max(cfg.concurrency))
 	if err != nil {
 		return err
-	}
-	b.host = u.Host
-	d := &net.Dialer{Timeout: 5 * time.Second}
-	b.http = &http.Client{
-		Timeout: 30 * time.Second,
-		Transport: &http.Transport{
-			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-				return d.DialContext(ctx, network, cfg.target)
-			},
-			MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	if err := b.setup(ctx); err != nil {
 		return fmt.Errorf("setup: %w", err)
@@ -132,6 +143,29 @@ func run(ctx context.Context, cfg config) error {
 	return nil
 }
 
+// newBench prepares a bench of the site slug at cfg.origin with nClients
+// bench clients and nSess signed-in sessions (made by setup).
+func newBench(cfg config, slug string, nClients, nSess int) (*bench, error) {
+	b := &bench{cfg: cfg, slug: slug, nClients: nClients, nSess: nSess}
+	u, err := url.Parse(cfg.origin)
+	if err != nil {
+		return nil, err
+	}
+	b.host = u.Host
+	d := &net.Dialer{Timeout: 5 * time.Second}
+	b.http = &http.Client{
+		Timeout: 30 * time.Second,
+		Transport: &http.Transport{
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return d.DialContext(ctx, network, cfg.target)
+			},
+			MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return b, nil
+}
+
 // setup creates the bench clients (member, public, loopback) and one signed-in
 // session per worker, and approves consent for every client once.
 func (b *bench) setup(ctx context.Context) error {
@@ -140,11 +174,11 @@ func (b *bench) setup(ctx context.Context) error {
 		return err
 	}
 	defer store.Close()
-	site, err := store.SiteBySlug(ctx, demo.AcademySlug)
+	site, err := store.SiteBySlug(ctx, b.slug)
 	if err != nil {
 		return fmt.Errorf("demo site: %w (seed it with lectern seed demo)", err)
 	}
-	for i := range b.cfg.clients {
+	for i := range b.nClients {
 		id := "bench-client-" + strconv.Itoa(i)
 		c := &storage.Client{SiteID: &site.ID, ClientID: id, Name: "Bench " + strconv.Itoa(i), Audience: storage.AudienceMember,
 			Type: storage.ClientPublic, ApplicationType: "native", RedirectURIs: []string{redirectURI}, Scopes: scope.MemberDefault(),
@@ -154,7 +188,7 @@ func (b *bench) setup(ctx context.Context) error {
 		}
 		b.clients = append(b.clients, id)
 	}
-	workers := slices.Max(b.cfg.concurrency)
+	workers := b.nSess
 	first := oauthtest.NewBrowser(b.cfg.target)
 	for i := range workers {
 		br := first

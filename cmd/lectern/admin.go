@@ -11,12 +11,14 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/lectern/lectern/internal/demo"
 	"github.com/lectern/lectern/internal/server"
+	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 )
@@ -150,12 +152,67 @@ type siteJSON struct {
 	MailFromAddress     string    `json:"mail_from_address"`
 	CreatedAt           time.Time `json:"created_at"`
 	UpdatedAt           time.Time `json:"updated_at"`
+	// Limits are the provider's limits for the site (--limit) and the
+	// operators' (admin API, admin area), by name.
+	Limits         map[string]int `json:"limits"`
+	OperatorLimits map[string]int `json:"operator_limits"`
 }
 
 func toSiteJSON(s *storage.Site) siteJSON {
 	a := s.Accounts()
+	nonNil := func(m map[string]int) map[string]int {
+		if m == nil {
+			return map[string]int{}
+		}
+		return m
+	}
 	return siteJSON{s.ID, s.Slug, s.Name, s.Origin, s.Aliases, string(s.RegistrationVariant), s.IDTokensEnabled,
-		s.MCPConnectionsBeta, s.CIMDOpen, s.Description, s.Locale, a.SignUp, a.MailFromName, a.MailFromAddress, s.CreatedAt, s.UpdatedAt}
+		s.MCPConnectionsBeta, s.CIMDOpen, s.Description, s.Locale, a.SignUp, a.MailFromName, a.MailFromAddress, s.CreatedAt, s.UpdatedAt,
+		nonNil(s.ProviderLimits()), nonNil(s.OperatorLimits())}
+}
+
+// limitNames lists the limits --limit knows, for its help.
+func limitNames() string {
+	var names []string
+	for _, l := range limits.All {
+		names = append(names, string(l.Name))
+	}
+	return strings.Join(names, ", ")
+}
+
+// applyLimitFlags sets the provider's limits of s from --limit values
+// (name=value, or name= to hand the limit back to the operators).
+func applyLimitFlags(s *storage.Site, sets []string) error {
+	if len(sets) == 0 {
+		return nil
+	}
+	m := s.ProviderLimits()
+	if m == nil {
+		m = map[string]int{}
+	}
+	for _, set := range sets {
+		name, val, ok := strings.Cut(set, "=")
+		if !ok {
+			return fmt.Errorf("--limit %q: want name=value or name=", set)
+		}
+		if val == "" {
+			if _, known := limits.Lookup(name); !known {
+				return fmt.Errorf("--limit: no limit is called %q (there are %s)", name, limitNames())
+			}
+			delete(m, name)
+			continue
+		}
+		n, err := strconv.Atoi(val)
+		if err != nil {
+			return fmt.Errorf("--limit %s: %q is not a whole number", name, val)
+		}
+		if err := limits.CheckProvider(name, n); err != nil {
+			return fmt.Errorf("--limit %v (there are %s)", err, limitNames())
+		}
+		m[name] = n
+	}
+	s.SetProviderLimits(m)
+	return nil
 }
 
 func runSite(ctx context.Context, env *cmdEnv, args []string) error {
@@ -166,7 +223,7 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 	var (
 		slug, name, origin, variant, description, locale, ref string
 		mailFromName, mailFromAddress                         string
-		aliases                                               stringList
+		aliases, limitSets                                    stringList
 		idTokens, mcpBeta, cimdOpen, asJSON, clearAliases     bool
 		signUp                                                bool
 	)
@@ -208,14 +265,16 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 			})
 	case "update":
 		return adminCommand(ctx, env, "site update", help{
-			usage:    "lectern site update --site S [flags]",
-			about:    "Change a site: only the flags given change (--alias adds; --clear-aliases first removes the others).",
-			examples: []string{"lectern site update --site academy --mcp-beta --alias www.academy.example.com"},
+			usage: "lectern site update --site S [flags]",
+			about: "Change a site: only the flags given change (--alias adds; --clear-aliases first removes the others).",
+			examples: []string{"lectern site update --site academy --mcp-beta --alias www.academy.example.com",
+				"lectern site update --site academy --limit token_per_client=120 --limit mcp_requests_per_site="},
 		}, args,
 			func(fs *cmdFlags) {
 				fs.StringVar(&ref, "site", "", "site slug or ID")
 				fs.StringVar(&slug, "slug", "", "new slug")
 				fs.BoolVar(&clearAliases, "clear-aliases", false, "remove every alias (before adding --alias ones)")
+				fs.Var(&limitSets, "limit", "`name=value`: the site's value of a limit, which its operators then cannot change; name= hands it back to them (repeatable; "+limitNames()+")")
 				siteFlags(fs)
 			},
 			func(a *server.App, fs *cmdFlags) error {
@@ -257,6 +316,9 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 					s.Aliases = nil
 				}
 				s.Aliases = append(s.Aliases, aliases...)
+				if err := applyLimitFlags(s, limitSets); err != nil {
+					return err
+				}
 				if err := a.Platform.UpdateSite(ctx, s); err != nil {
 					return err
 				}

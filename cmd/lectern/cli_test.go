@@ -207,3 +207,30 @@ func TestCLIRedisUnreachableAtStart(t *testing.T) {
 		t.Fatalf("a malformed REDIS_URL: exit %d, %s", code, errs)
 	}
 }
+
+// The provider sets a site's limits with site update --limit (any value;
+// name= hands one back to the operators); unknown names and values that
+// are not positive whole numbers are refused, and nothing changes.
+func TestSiteUpdateLimits(t *testing.T) {
+	c := newCLI(t, false)
+	c.ok("site", "create", "--slug", "academy", "--name", "Academy", "--origin", "https://academy.example.com")
+	var site siteJSON
+	c.json(&site, "site", "update", "--site", "academy", "--limit", "token_per_client=5000", "--limit", "mcp_requests_per_site=2", "--json")
+	if site.Limits["token_per_client"] != 5000 || site.Limits["mcp_requests_per_site"] != 2 || len(site.OperatorLimits) != 0 {
+		t.Fatalf("limits after update: %v (operators %v)", site.Limits, site.OperatorLimits)
+	}
+	var after siteJSON
+	c.json(&after, "site", "update", "--site", "academy", "--limit", "mcp_requests_per_site=", "--json")
+	if len(after.Limits) != 1 || after.Limits["token_per_client"] != 5000 {
+		t.Fatalf("after handing one back: %v", after.Limits)
+	}
+	c.fails(1, "no such limit", "site", "update", "--site", "academy", "--limit", "nonsense=3")
+	c.fails(1, "between 1 and", "site", "update", "--site", "academy", "--limit", "token_per_client=0")
+	c.fails(1, "not a whole number", "site", "update", "--site", "academy", "--limit", "token_per_client=lots")
+	c.fails(1, "want name=value", "site", "update", "--site", "academy", "--limit", "token_per_client")
+	var sites []siteJSON
+	c.json(&sites, "site", "list", "--json")
+	if len(sites) != 1 || len(sites[0].Limits) != 1 || sites[0].Limits["token_per_client"] != 5000 {
+		t.Fatalf("site list after refused updates: %+v", sites)
+	}
+}

@@ -6,11 +6,13 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/lectern/lectern/internal/server"
+	"github.com/lectern/lectern/limits"
 )
 
 // config holds the process settings: the wiring's (server.Config) and
@@ -23,6 +25,9 @@ type config struct {
 	LogLevel    string
 	LogFormat   string
 	DemoSeed    bool
+	// limitValues are the --limit-* flags, copied into Config.Limits by
+	// applyLimits once parsed.
+	limitValues map[limits.Name]*int
 }
 
 // connection defines the flags every command uses to open the app: the
@@ -61,7 +66,7 @@ func (c *config) logging(fs *cmdFlags, serving bool) {
 // serving defines serve's own flags.
 func (c *config) serving(fs *cmdFlags) {
 	fs.str(&c.Addr, "addr", "LECTERN_ADDR", ":8080", "listen address")
-	fs.str(&c.TrustedProxies, "trusted-proxies", "LECTERN_TRUSTED_PROXIES", "", "comma-separated IPs/CIDRs whose X-Forwarded-Host/-Proto are trusted")
+	fs.str(&c.TrustedProxies, "trusted-proxies", "LECTERN_TRUSTED_PROXIES", "", "comma-separated IPs/CIDRs whose X-Forwarded-Host/-Proto/-For are trusted (client addresses for per-IP limits come from X-Forwarded-For)")
 	fs.str(&c.FilesURL, "files-url", "LECTERN_FILES_URL", "", "where uploaded files go: s3://<bucket>[/<prefix>]?endpoint=<host:port>&region=<r> (credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY); empty: <data-dir>/uploads, for one replica only")
 	fs.str(&c.MetricsAddr, "metrics-addr", "LECTERN_METRICS_ADDR", "127.0.0.1:9090", "listen address of /metrics (Prometheus), /healthz, /readyz and, with --pprof, /debug/pprof/: never a site's origin; empty: none")
 	fs.boolean(&c.Pprof, "pprof", "LECTERN_PPROF", false, "serve the Go profiler (net/http/pprof) on --metrics-addr")
@@ -69,6 +74,37 @@ func (c *config) serving(fs *cmdFlags) {
 	fs.boolean(&c.DemoSeed, "demo-seed", "LECTERN_DEMO_SEED", true, "seed the demo sites on the first embedded start")
 	fs.str(&c.SMTPURL, "smtp-url", "LECTERN_SMTP_URL", "", "SMTP server of the account mail: smtp://user:pass@host:port (STARTTLS when offered; ?starttls=required to insist) or smtps://... (implicit TLS); empty: each message is logged and written to <data-dir>/outbox/*.eml")
 	fs.str(&c.MailFrom, "mail-from", "LECTERN_MAIL_FROM", "no-reply@localhost", "sender address of the account mail, unless a site sets its own (lectern site update --mail-from-address)")
+	fs.integer(&c.PasswordChecks, "password-checks", "LECTERN_PASSWORD_CHECKS", runtime.GOMAXPROCS(0),
+		"argon2id threads that may run at once (a sign-in's check takes 2), shared fairly between sites; default: one per core")
+	fs.integer(&c.PasswordQueue, "password-queue", "LECTERN_PASSWORD_QUEUE", 4,
+		"sign-ins of one site that may wait for a password check; beyond it the sign-in page answers 503, try again")
+	fs.group("Limits (platform defaults; sites override them: lectern site update --limit, the admin API, the admin area)", func() {
+		c.limitValues = map[limits.Name]*int{}
+		for _, l := range limits.All {
+			v := new(int)
+			env := "LECTERN_" + strings.ToUpper(strings.ReplaceAll(l.Flag, "-", "_"))
+			fs.integer(v, l.Flag, env, l.Default, l.Title+": "+l.Unit)
+			c.limitValues[l.Name] = v
+		}
+		fs.integer(&c.Limits.CeilingFactor, "limit-ceiling-factor", "LECTERN_LIMIT_CEILING_FACTOR", limits.DefaultCeilingFactor,
+			"a site's operators may raise a limit up to this many times its platform default (sign-in limits: never above it)")
+	})
+}
+
+// applyLimits copies the parsed --limit-* flags into Config.Limits.
+func (c *config) applyLimits() error {
+	c.Limits.Defaults = map[limits.Name]int{}
+	for name, v := range c.limitValues {
+		if *v < 1 || *v > limits.MaxValue {
+			l, _ := limits.Lookup(string(name))
+			return fmt.Errorf("--%s must be between 1 and %d", l.Flag, limits.MaxValue)
+		}
+		c.Limits.Defaults[name] = *v
+	}
+	if c.Limits.CeilingFactor < 1 {
+		return errors.New("--limit-ceiling-factor must be at least 1")
+	}
+	return nil
 }
 
 // port is the port of Addr, for the demo origins.

@@ -154,12 +154,14 @@ func (c *cmdFlags) printHelp(w io.Writer) {
 		}
 	})
 	groups := append([]flagGroup{{title: "Flags", names: own}}, c.groups...)
-	// One column for the usage texts of every group.
-	width := 0
-	c.VisitAll(func(f *flag.Flag) { width = max(width, len(c.flagName(f))) })
 	for _, g := range groups {
 		if len(g.names) == 0 {
 			continue
+		}
+		// One column for the usage texts of the group.
+		width := 0
+		for _, n := range g.names {
+			width = max(width, len(c.flagName(c.Lookup(n))))
 		}
 		fmt.Fprintf(w, "%s:\n", g.title)
 		for _, n := range g.names {

@@ -33,6 +33,9 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
+	if err := cfg.applyLimits(); err != nil {
+		return err
+	}
 	logger, err := cfg.logger(os.Stderr)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lectern/lectern/mail"
+	"github.com/lectern/lectern/limits"
 )
 
 // Config holds the process settings the wiring needs. The CLI fills it
@@ -50,6 +51,13 @@ type Config struct {
 	MailFrom string
 	// Mail tunes the outbox sender loop; tests shorten its waits.
 	Mail *mail.SenderOptions
+	// Limits are the platform defaults of every rate limit and budget and
+	// the ceiling of the operators' overrides (--limit-*; package limits).
+	Limits limits.Config
+	// PasswordChecks is the argon2id threads that may run at once
+	// (--password-checks; default: one per core); PasswordQueue how many
+	// sign-ins of one site may wait for them (--password-queue).
+	PasswordChecks, PasswordQueue int
 
 	// CIMDTestRoots lets the CIMD fetcher reach an httptest TLS server on
 	// loopback. Test-only: no flag or environment variable sets it.

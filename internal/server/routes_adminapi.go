@@ -18,6 +18,7 @@ func (s *Server) mountAdminAPI() {
 		Cache:    a.Cache,
 		Files:    s.files,
 		Logger:   a.Logger,
+		Limits:   &a.Config.Limits,
 	})
 	h.Register(e, vocab.OpenAPIPath)
 }

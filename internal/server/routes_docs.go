@@ -14,7 +14,7 @@ import (
 // pages /courses/<slug>.md.
 func (s *Server) mountAgentDocs() {
 	e, a := s.echo, s.app
-	d := discovery.NewDocs(discovery.DocsOptions{Store: a.Store, MCPTools: mcp.ToolAccess(), Logger: a.Logger})
+	d := discovery.NewDocs(discovery.DocsOptions{Store: a.Store, MCPTools: mcp.ToolAccess(), Logger: a.Logger, Limits: &a.Config.Limits})
 	methods := []string{http.MethodGet, http.MethodHead}
 	e.Match(methods, vocab.AuthMDPath, echo.WrapHandler(http.HandlerFunc(d.AuthMD)))
 	e.Match(methods, vocab.LLMSTxtPath, echo.WrapHandler(http.HandlerFunc(d.LLMSTxt)))

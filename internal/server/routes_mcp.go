@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lectern/lectern/internal/platform"
+	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/mcp"
 	"github.com/lectern/lectern/storage/sqlstore"
 	"github.com/lectern/lectern/tenant"
@@ -20,7 +21,8 @@ import (
 func (s *Server) mountMCP() {
 	e, a := s.echo, s.app
 	h := mcp.New(mcp.Options{Store: cachedRoles{a.Store, a.Platform}, Auth: s.verifier, Logger: a.Logger})
-	e.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, vocab.MCPPath, echo.WrapHandler(h))
+	budgeted := withBudget(limits.NewBudgets(&a.Config.Limits, limits.MCPRequestsPerSite), "MCP", h)
+	e.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, vocab.MCPPath, echo.WrapHandler(budgeted))
 }
 
 // cachedRoles is the store with the roles read through the platform's

@@ -19,7 +19,7 @@ func (s *Server) mountWeb() {
 	e, a := s.echo, s.app
 	h, err := web.New(web.Options{
 		Store: a.Store, Cache: a.Cache, Platform: a.Platform, Sessions: s.sessions,
-		Revoker: s.verifier, Pictures: s.files, Logger: a.Logger,
+		Revoker: s.verifier, Pictures: s.files, Logger: a.Logger, Limits: &a.Config.Limits,
 	})
 	if err != nil {
 		// The templates are embedded and every test run parses them: this

@@ -16,6 +16,7 @@ import (
 	"github.com/lectern/lectern/authserver"
 	"github.com/lectern/lectern/authserver/bearer"
 	"github.com/lectern/lectern/authserver/cimd"
+	"github.com/lectern/lectern/authserver/password"
 	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/mail"
 	"github.com/lectern/lectern/session"
@@ -154,6 +155,10 @@ func (s *Server) buildHandlers() error {
 	s.auth, err = authserver.New(authserver.Options{
 		Sessions: s.sessions, Store: a.Store, Cache: a.Cache, Keys: a.Keys, Verifier: s.verifier, UI: renderer, Logger: a.Logger, Platform: a.Platform,
 		Clients: &authserver.CIMDClients{Fetcher: fetcher, Store: a.Store, Now: time.Now},
+		Limits:  &a.Config.Limits,
+		Passwords: password.NewGate(password.GateOptions{
+			Capacity: a.Config.PasswordChecks, QueuePerKey: a.Config.PasswordQueue, Queue: max(64, 8*a.Config.PasswordQueue),
+		}),
 	})
 	return err
 }

@@ -1,0 +1,216 @@
+package authserver
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lectern/lectern/limits"
+	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
+)
+
+// Pending authorization requests (issue 14): each is kept in the cache
+// for pendingLifetime while the person signs in and consents, so an
+// anonymous request must not be able to fill the cache every site
+// shares (Redis runs with noeviction: full, it refuses every site's
+// sessions and codes). Hence:
+//   - state and nonce are at most maxStateBytes (authorize.go);
+//   - a request is stored compactly (encodePending): no field names, the
+//     PKCE challenge as its 32 bytes, no resource (always the site's);
+//   - requests that store one are limited per IP (across sites) and per
+//     site, and a site holds at most limits.PendingAuthorizations at once.
+
+// maxStateBytes bounds state and nonce. Real clients send 22 to 64
+// characters; 512 leaves room for a signed state.
+const maxStateBytes = 512
+
+// pendingFormat is the first byte of a stored request: its encoding.
+const pendingFormat = 1
+
+// encodePending is the stored form of ar: the format byte, the 32-byte
+// challenge, then client_id, redirect_uri, scopes (space-separated),
+// state, nonce and prompt, each as a uvarint length and its bytes.
+func encodePending(ar *authRequest) []byte {
+	ch, err := base64.RawURLEncoding.DecodeString(ar.Challenge)
+	if err != nil || len(ch) != 32 {
+		ch = make([]byte, 32) // validated at authorize; cannot happen
+	}
+	scopes := strings.Join(ar.Scopes, " ")
+	fields := []string{ar.ClientID, ar.RedirectURI, scopes, ar.State, ar.Nonce, ar.Prompt}
+	n := 1 + 32
+	for _, f := range fields {
+		n += binary.MaxVarintLen16 + len(f)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, pendingFormat)
+	b = append(b, ch...)
+	for _, f := range fields {
+		b = binary.AppendUvarint(b, uint64(len(f)))
+		b = append(b, f...)
+	}
+	return b
+}
+
+var errPendingFormat = errors.New("pending request: unknown encoding")
+
+// decodePending reads what encodePending wrote; resource is the site's.
+func decodePending(id, resource string, b []byte) (*authRequest, error) {
+	if len(b) < 33 || b[0] != pendingFormat {
+		return nil, errPendingFormat
+	}
+	ar := &authRequest{ID: id, Resource: resource, Challenge: base64.RawURLEncoding.EncodeToString(b[1:33])}
+	b = b[33:]
+	var scopes string
+	for _, dst := range []*string{&ar.ClientID, &ar.RedirectURI, &scopes, &ar.State, &ar.Nonce, &ar.Prompt} {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < n {
+			return nil, errPendingFormat
+		}
+		*dst = string(b[k : k+int(n)])
+		b = b[k+int(n):]
+	}
+	if scopes != "" {
+		ar.Scopes = strings.Split(scopes, " ")
+	}
+	if len(b) != 0 {
+		return nil, errPendingFormat
+	}
+	return ar, nil
+}
+
+func pendingKey(site tenant.ID, id string) string { return storage.CacheKey(site, "authreq", id) }
+
+func (s *Server) savePending(ctx context.Context, site tenant.ID, ar *authRequest) error {
+	if ar.ID == "" {
+		ar.ID = randomToken()
+	}
+	return s.cache.Set(ctx, pendingKey(site, ar.ID), encodePending(ar), pendingLifetime)
+}
+
+// pending returns the authorization request id, or nil if it expired.
+func (s *Server) pending(ctx context.Context, site tenant.ID, id string) (*authRequest, error) {
+	if len(id) != 43 {
+		return nil, nil
+	}
+	raw, err := s.cache.Get(ctx, pendingKey(site, id))
+	if errors.Is(err, storage.ErrCacheMiss) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var resource string
+	if st, ok := tenant.FromContext(ctx); ok {
+		resource = st.Resource()
+	}
+	ar, err := decodePending(id, resource, raw)
+	if err != nil {
+		return nil, nil
+	}
+	return ar, nil
+}
+
+// pendingBucket is the width of the counters the per-site cap sums: a
+// request is counted in the bucket of the minute it was stored, and a
+// bucket lives as long as a request stored at its end.
+const pendingBucket = time.Minute
+
+// pendingBuckets is how many buckets can hold live requests.
+const pendingBuckets = int(pendingLifetime/pendingBucket) + 1
+
+// holdPending stores a new pending request within the site's cap, and an
+// anonymous one (no session: the person signs in next) also within the
+// limits per address and per site, or answers that it cannot (429 with
+// Retry-After, or 503) and returns false. Requests already stored (ar.ID
+// set: a sign-in continuing to consent) are stored again without being
+// counted anew.
+func (s *Server) holdPending(w http.ResponseWriter, r *http.Request, site *tenant.Site, ar *authRequest, anonymous bool) bool {
+	ctx := r.Context()
+	if ar.ID != "" {
+		if err := s.savePending(ctx, site.ID, ar); err != nil {
+			s.unavailablePage(w, r, site, err)
+			return false
+		}
+		return true
+	}
+	if anonymous {
+		// Per address across every site: what one client may make the
+		// cache hold does not grow with the number of sites.
+		ip := addressOf(tenant.ClientIP(r))
+		ok, retry, err := s.cache.Allow(ctx, storage.AddressKey(ip, "rl:authz"), s.rateOf(ctx, limits.AuthorizePerIP))
+		if err == nil && ok {
+			ok, retry, err = s.leased.Allow(ctx, storage.CacheKey(site.ID, "rl:authz", "site"), s.rateOf(ctx, limits.AuthorizePerSite))
+		}
+		if err != nil {
+			s.unavailablePage(w, r, site, err)
+			return false
+		}
+		if !ok {
+			s.busyPage(w, r, site, retry, "Too many sign-ins are being started here right now.")
+			return false
+		}
+	}
+	ok, retry, err := s.countPending(ctx, site)
+	if err != nil {
+		s.unavailablePage(w, r, site, err)
+		return false
+	}
+	if !ok {
+		s.logger.WarnContext(ctx, "pending authorizations at their cap", "cap", s.limits.ForSite(site, limits.PendingAuthorizations))
+		s.busyPage(w, r, site, retry, "Too many sign-ins are in progress at "+site.Name+" right now.")
+		return false
+	}
+	if err := s.savePending(ctx, site.ID, ar); err != nil {
+		s.unavailablePage(w, r, site, err)
+		return false
+	}
+	return true
+}
+
+// countPending counts one more pending request of site unless the site
+// holds its cap already: the sum of the per-minute counters that may
+// still hold live requests (an upper bound: finished sign-ins are not
+// subtracted). Concurrent requests may pass the cap by as many as run at
+// once. When full, retry is when the oldest counter ends.
+func (s *Server) countPending(ctx context.Context, site *tenant.Site) (ok bool, retry time.Duration, err error) {
+	now := s.now()
+	cur := now.Unix() / int64(pendingBucket/time.Second)
+	keys := make([]string, pendingBuckets)
+	for i := range keys {
+		keys[i] = storage.CacheKey(site.ID, "authreq-n", strconv.FormatInt(cur-int64(i), 10))
+	}
+	vals, err := s.cache.GetMulti(ctx, keys...)
+	if err != nil {
+		return false, 0, err
+	}
+	sum, oldest := 0, -1
+	for i, v := range vals {
+		if n := atoi(v); n > 0 {
+			sum += n
+			oldest = i
+		}
+	}
+	if sum >= s.limits.ForSite(site, limits.PendingAuthorizations) {
+		end := time.Unix((cur-int64(oldest)+1)*int64(pendingBucket/time.Second), 0).Add(pendingLifetime)
+		return false, max(end.Sub(now), time.Second), nil
+	}
+	if _, err := s.cache.Incr(ctx, keys[0], pendingLifetime+2*pendingBucket); err != nil {
+		return false, 0, err
+	}
+	return true, 0, nil
+}
+
+// busyPage tells the person that the site is too busy to start their
+// sign-in: 429 with Retry-After.
+func (s *Server) busyPage(w http.ResponseWriter, r *http.Request, site *tenant.Site, retry time.Duration, message string) {
+	secs := max(1, int(retry.Seconds()+0.999))
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	s.errorPage(w, r, site, http.StatusTooManyRequests, codeTemporarilyUnavailable, message,
+		"Please try again in "+humanDuration(time.Duration(secs)*time.Second)+".")
+}
