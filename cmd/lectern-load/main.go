@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -37,6 +38,10 @@ type config struct {
 	duration    time.Duration
 	concurrency []int
 	scenarios   []string
+	// beforeMeasure is a shell command run after the tokens are prepared
+	// and before each measured window: an outage drill stops a service
+	// there (`redis-cli -p N shutdown nosave`).
+	beforeMeasure string
 }
 
 func main() {
@@ -49,6 +54,7 @@ func main() {
 	flag.DurationVar(&cfg.duration, "duration", 10*time.Second, "measured time per scenario and concurrency (at most 60s)")
 	flag.StringVar(&conc, "concurrency", "16,64", "comma-separated concurrency levels")
 	flag.StringVar(&scen, "scenarios", "flow,refresh,userinfo,graphql,mcp-search,mcp-enrollments", "comma-separated scenarios: flow, refresh, userinfo, graphql, mcp-search, mcp-enrollments")
+	flag.StringVar(&cfg.beforeMeasure, "before-measure", "", "shell command run after preparing tokens, before each measured window (e.g. stop Redis for an outage run)")
 	cpuProfile := flag.String("cpuprofile", "", "write the load generator's own CPU profile here")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -360,6 +366,12 @@ func (b *bench) measure(ctx context.Context, sc string, c int) (*result, error) 
 			return nil
 		}
 		return fmt.Errorf("unknown scenario %q", sc)
+	}
+	if b.cfg.beforeMeasure != "" {
+		out, err := exec.CommandContext(ctx, "sh", "-c", b.cfg.beforeMeasure).CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("--before-measure: %w: %s", err, out)
+		}
 	}
 	// Warm-up, then the measured window.
 	warm, cancel := context.WithTimeout(ctx, time.Second)
