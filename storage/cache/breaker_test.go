@@ -50,13 +50,16 @@ func TestRedisBreakerFailsFastAndRecovers(t *testing.T) {
 		t.Fatalf("breaker after %d timeouts: %+v; want open once", DefaultBreakerThreshold, st)
 	}
 	calls := map[string]func() error{
-		"Get":         func() error { _, err := r.Get(ctx, "k"); return err },
-		"GetMulti":    func() error { _, err := r.GetMulti(ctx, "k", "j"); return err },
-		"HashGet":     func() error { _, err := r.HashGet(ctx, "h", "v"); return err },
-		"Set":         func() error { return r.Set(ctx, "k", []byte("w"), time.Minute) },
-		"GetDel":      func() error { _, err := r.GetDel(ctx, "k"); return err },
-		"Incr":        func() error { _, err := r.Incr(ctx, "n", time.Minute); return err },
-		"Allow":       func() error { _, _, err := r.Allow(ctx, "l", storage.Limit{Rate: 1, Period: time.Second, Burst: 1}); return err },
+		"Get":      func() error { _, err := r.Get(ctx, "k"); return err },
+		"GetMulti": func() error { _, err := r.GetMulti(ctx, "k", "j"); return err },
+		"HashGet":  func() error { _, err := r.HashGet(ctx, "h", "v"); return err },
+		"Set":      func() error { return r.Set(ctx, "k", []byte("w"), time.Minute) },
+		"GetDel":   func() error { _, err := r.GetDel(ctx, "k"); return err },
+		"Incr":     func() error { _, err := r.Incr(ctx, "n", time.Minute); return err },
+		"Allow": func() error {
+			_, _, err := r.Allow(ctx, "l", storage.Limit{Rate: 1, Period: time.Second, Burst: 1})
+			return err
+		},
 		"HashReplace": func() error { _, err := r.HashReplace(ctx, "h", 1, nil, time.Minute); return err },
 		"Publish":     func() error { return r.Publish(ctx, "c", []byte("m")) },
 		"Subscribe":   func() error { _, err := r.Subscribe(ctx, "c"); return err },

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -14,13 +15,16 @@ import (
 // "unknown".
 func (r *Redis) checkPolicy(ctx context.Context, allowEviction bool) error {
 	policies := map[string]bool{}
+	var mu sync.Mutex // ForEachMaster asks the masters concurrently
 	read := func(ctx context.Context, c redis.Cmdable) error {
 		res, err := c.ConfigGet(ctx, "maxmemory-policy").Result()
 		if err != nil {
 			return err
 		}
 		if p, ok := res["maxmemory-policy"]; ok {
+			mu.Lock()
 			policies[p] = true
+			mu.Unlock()
 		}
 		return nil
 	}

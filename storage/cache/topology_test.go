@@ -194,4 +194,3 @@ func TestRedisSentinelFailover(t *testing.T) {
 		t.Fatalf("Get after the failover = %q, %v", v, err)
 	}
 }
-
