@@ -40,6 +40,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          nil,
 	}
 	go s.housekeeping(watchCtx)
+	// Revocation versions of the sites this replica serves, for trusting
+	// the cache's revocation copies (authserver/bearer).
+	go s.verifier.Run(watchCtx)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	s.app.Logger.Info("listening", "addr", ln.Addr().String(), "database", s.app.Store.Dialect(), "cache", cacheKind(s.app.Config))
