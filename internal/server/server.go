@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -35,6 +36,11 @@ type Server struct {
 	sessions *session.Store
 	auth     *authserver.Server
 	files    adminapi.FileStore
+
+	readiness *readiness
+	// draining is set when shutdown begins: /readyz answers 503 while
+	// everything else is still served (Config.ShutdownDelay).
+	draining atomic.Bool
 }
 
 // New builds the handlers over a and the router: process endpoints first,
@@ -51,6 +57,8 @@ func New(ctx context.Context, a *App) (*Server, error) {
 		echo:     echo.New(),
 		resolver: tenant.NewResolver(a.Store, &tenant.ResolverOptions{TTL: a.Config.SiteCacheTTL}),
 		registry: prometheus.NewRegistry(),
+
+		readiness: newReadiness(),
 	}
 	if s.files, err = openFiles(ctx, a.Config); err != nil {
 		return nil, err
@@ -59,6 +67,7 @@ func New(ctx context.Context, a *App) (*Server, error) {
 		return nil, err
 	}
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registerCacheMetrics(s.registry, a.Cache)
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
