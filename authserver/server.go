@@ -84,6 +84,7 @@ type Server struct {
 	loginWindow   time.Duration
 
 	clients  *clientCache
+	outage   outageProfiles // claims while the cache is down (profile.go)
 	sessions *session.Store
 	tokenRL  *leasedLimiter
 	op       http.Handler

@@ -50,8 +50,14 @@ trap 'kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; st
 for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null && break; sleep 0.2; done
 
 echo "lectern-load: PostgreSQL + private Redis, $(nproc) cores shared by server, load generator and both services; ${DURATION} per row"
+ready() {
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null && return; sleep 0.1; done
+  echo "lectern not ready after Redis came back" >&2; exit 1
+}
+
 for sc in $SCENARIOS; do
   start_redis
+  ready
   echo "Redis up:"
   bin/lectern-load --target "127.0.0.1:$PORT" --duration "$DURATION" --scenarios "$sc" --concurrency "$CONCURRENCY" --clients 64 "$@" | tail -n +3
   echo "Redis stopped after token preparation:"

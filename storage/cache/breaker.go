@@ -18,7 +18,7 @@ var errCircuitOpen = fmt.Errorf("cache: redis circuit open (Redis failed repeate
 const (
 	DefaultBreakerThreshold = 3
 	DefaultBreakerMinOpen   = 250 * time.Millisecond
-	DefaultBreakerMaxOpen   = 5 * time.Second
+	DefaultBreakerMaxOpen   = 2 * time.Second
 	breakerProbeTimeout     = time.Second
 )
 
