@@ -4,14 +4,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lectern/lectern/storage"
-	"github.com/lectern/lectern/storage/cache"
 )
 
 // registerCacheMetrics exports the Redis circuit breaker: whether it is
 // open now (every cache call failing fast, the database answering) and how
 // often it opened. The in-memory cache has no breaker and no metrics.
 func registerCacheMetrics(reg prometheus.Registerer, c storage.Cache) {
-	rc, ok := c.(*cache.Redis)
+	rc, ok := redisOf(c)
 	if !ok {
 		return
 	}

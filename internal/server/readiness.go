@@ -104,7 +104,7 @@ func (r *readiness) run(ctx context.Context, s *Server, cachedOnly bool) Readine
 
 // cacheInfo describes the cache for /readyz.
 func cacheInfo(a *App) map[string]string {
-	rc, ok := a.Cache.(*cache.Redis)
+	rc, ok := redisOf(a.Cache)
 	if !ok {
 		return map[string]string{"kind": "memory"}
 	}
@@ -117,5 +117,20 @@ func cacheInfo(a *App) map[string]string {
 		"topology":         string(rc.Topology()),
 		"maxmemory_policy": rc.MaxmemoryPolicy(),
 		"breaker":          breaker,
+	}
+}
+
+// redisOf finds the Redis cache under wrappers that offer Unwrap (tests
+// and instrumentation wrap the cache).
+func redisOf(c storage.Cache) (*cache.Redis, bool) {
+	for {
+		if rc, ok := c.(*cache.Redis); ok {
+			return rc, true
+		}
+		u, ok := c.(interface{ Unwrap() storage.Cache })
+		if !ok {
+			return nil, false
+		}
+		c = u.Unwrap()
 	}
 }
