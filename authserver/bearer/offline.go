@@ -33,6 +33,9 @@ type localSet struct {
 	version int64
 	set     *revocationSet // nil: too large, ask the database per request
 	usedAt  time.Time
+	// retryAt, when set, is when the cache should be tried again: the set
+	// stands in for a hash the cache refused to store.
+	retryAt time.Time
 }
 
 func newLocalSets() *localSets { return &localSets{sites: map[tenant.ID]*localSet{}} }
@@ -49,8 +52,8 @@ func (l *localSets) get(site tenant.ID, known int64) (*localSet, bool) {
 	return e, true
 }
 
-func (l *localSets) put(site tenant.ID, set *revocationSet) *localSet {
-	e := &localSet{version: set.version, set: set, usedAt: time.Now()}
+func (l *localSets) put(site tenant.ID, set *revocationSet, retryAt time.Time) *localSet {
+	e := &localSet{version: set.version, set: set, usedAt: time.Now(), retryAt: retryAt}
 	if set.size() > localMaxEntries {
 		e.set = nil
 	}
@@ -82,7 +85,7 @@ func (v *Verifier) checkRevokedOffline(ctx context.Context, site tenant.ID, jti,
 			}
 			return v.unavailable(ctx, site, "revocation state unavailable (cache and database down)", err)
 		}
-		e = v.local.put(site, set)
+		e = v.local.put(site, set, time.Time{})
 	}
 	if e.set == nil {
 		return v.checkRevokedInStore(ctx, site, jti, grantID)

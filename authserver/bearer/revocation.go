@@ -40,6 +40,9 @@ const (
 	// copyTimeout bounds writing one revocation copy, detached from the
 	// caller's context.
 	copyTimeout = 5 * time.Second
+	// cacheRetry is how long a refill the cache refused to store answers
+	// in its place before the next refill tries the cache again.
+	cacheRetry = time.Second
 )
 
 func stateKey(site tenant.ID) string { return storage.CacheKey(site, "rev", "state") }
@@ -60,9 +63,20 @@ func (v *Verifier) checkRevoked(ctx context.Context, site tenant.ID, jti, grantI
 	if vals[1] != nil || vals[2] != nil {
 		return InvalidToken(descRevoked)
 	}
-	if vals[0] != nil {
-		cached, perr := strconv.ParseInt(string(vals[0]), 10, 64)
-		if known, ok := v.versions.current(ctx, site); perr == nil && ok && cached >= known {
+	known, ok := v.versions.current(ctx, site)
+	if ok && vals[0] != nil {
+		if cached, err := strconv.ParseInt(string(vals[0]), 10, 64); err == nil && cached >= known {
+			return nil
+		}
+	}
+	if ok {
+		// A refill that could not write the hash (Redis full) left its
+		// answer here: as good as a new one while the version holds, and
+		// used for a second before the cache is tried again.
+		if e, found := v.local.get(site, known); found && e.set != nil && time.Now().Before(e.retryAt) {
+			if e.set.revoked(jti, grantID) {
+				return InvalidToken(descRevoked)
+			}
 			return nil
 		}
 	}
@@ -166,6 +180,9 @@ func (v *Verifier) doRefill(ctx context.Context, site tenant.ID, toCache bool) (
 		return set, nil
 	}
 	if _, err := v.cache.HashReplace(ctx, stateKey(site), version, fields, RefillInterval); err != nil {
+		// Keep the answer in memory, so that every check until the cache
+		// takes writes again does not read the database again.
+		v.local.put(site, set, time.Now().Add(cacheRetry))
 		v.logDegraded(ctx, "revocation copies not written; answering from the database", "site", int64(site), "err", err)
 	}
 	return set, nil

@@ -431,7 +431,11 @@ func TestCopyWriteFailure(t *testing.T) {
 		if v, _ := e.cache.state(t, e.a.ID); v != 0 {
 			t.Errorf("hash version %d after failed writes, want 0 (the first fill)", v)
 		}
+		// Meanwhile the refill's answer stood in for the hash; a second
+		// later the cache is tried again.
+		wantStatus(t, verifyErr(t, e, e.a, raw), 401, "while the cache refuses writes")
 		e.cache.setFailWrite(nil)
+		time.Sleep(cacheRetry)
 		wantStatus(t, verifyErr(t, e, e.a, raw), 401, "after the cache recovers")
 		if v, vals := e.cache.state(t, e.a.ID, fieldGrant+c.GrantID, fieldJTI+cT.JTI); v != 2 || vals[0] == nil || vals[1] == nil {
 			t.Errorf("after recovery: version %d, fields %q; want version 2 with both", v, vals)

@@ -66,14 +66,9 @@ func TestRedisBreakerFailsFastAndRecovers(t *testing.T) {
 		"Ping":        func() error { return r.Ping(ctx) },
 	}
 	for name, call := range calls {
-		start := time.Now()
-		err := call()
-		if !errors.Is(err, storage.ErrUnavailable) {
-			t.Errorf("%s with the breaker open: %v; want unavailable", name, err)
-		}
-		// The stalled server would hold it for the 100 ms timeout.
-		if d := time.Since(start); d > 50*time.Millisecond {
-			t.Errorf("%s with the breaker open took %v; want an immediate answer", name, d)
+		// The breaker's own answer, not the stalled server's timeout.
+		if err := call(); !errors.Is(err, storage.ErrUnavailable) || !errors.Is(err, errCircuitOpen) || errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s with the breaker open: %v; want the breaker's unavailable at once", name, err)
 		}
 	}
 
