@@ -89,7 +89,8 @@ func NewCluster(ports, busPorts []int) (*Cluster, error) {
 }
 
 // WaitHealthy waits until every running node reports cluster_state:ok with
-// all slots served, and three masters each have a connected replica.
+// all slots served by three masters, and every other running node is a
+// replica in sync with its master.
 func (c *Cluster) WaitHealthy(timeout time.Duration) error {
 	return waitFor(timeout, "a healthy cluster", func() error {
 		for _, n := range c.Nodes {
@@ -108,8 +109,14 @@ func (c *Cluster) WaitHealthy(timeout time.Duration) error {
 		if err != nil {
 			return err
 		}
-		if len(masters) != 3 || len(replicas) < 3 {
-			return fmt.Errorf("%d masters, %d connected replicas", len(masters), len(replicas))
+		running := 0
+		for _, n := range c.Nodes {
+			if n.Running() {
+				running++
+			}
+		}
+		if len(masters) != 3 || len(replicas) != running-3 {
+			return fmt.Errorf("%d masters, %d connected replicas of %d running nodes", len(masters), len(replicas), running)
 		}
 		for _, r := range replicas {
 			info, err := r.CLI("INFO", "replication")
