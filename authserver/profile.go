@@ -3,8 +3,10 @@ package authserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/lectern/lectern/authserver/scope"
@@ -34,12 +36,34 @@ type Profile struct {
 // profile returns the user's claims at site, from the cache when it can.
 func (s *Server) profile(ctx context.Context, site tenant.ID, userID string) (*Profile, error) {
 	key := storage.ProfileKey(site, userID)
-	if raw, err := s.cache.Get(ctx, key); err == nil {
+	raw, err := s.cache.Get(ctx, key)
+	if err == nil {
 		var p Profile
 		if json.Unmarshal(raw, &p) == nil && p.UserID == userID {
 			return &p, nil
 		}
 	}
+	if errors.Is(err, storage.ErrUnavailable) {
+		if p := s.outage.get(key); p != nil {
+			return p, nil
+		}
+		p, err := s.profileFromStore(ctx, site, userID)
+		if err == nil {
+			s.outage.put(key, p)
+		}
+		return p, err
+	}
+	p, err := s.profileFromStore(ctx, site, userID)
+	if err != nil {
+		return nil, err
+	}
+	if b, err := json.Marshal(p); err == nil {
+		_ = s.cache.Set(ctx, key, b, profileTTL)
+	}
+	return p, nil
+}
+
+func (s *Server) profileFromStore(ctx context.Context, site tenant.ID, userID string) (*Profile, error) {
 	u, err := s.store.UserByID(ctx, userID)
 	if err != nil {
 		return nil, err
@@ -52,10 +76,47 @@ func (s *Server) profile(ctx context.Context, site tenant.ID, userID string) (*P
 	if p.Roles == nil {
 		p.Roles = []string{}
 	}
-	if b, err := json.Marshal(p); err == nil {
-		_ = s.cache.Set(ctx, key, b, profileTTL)
-	}
 	return p, nil
+}
+
+// While the cache is unavailable (Redis down, its breaker open) claims are
+// kept in this process for outageProfileTTL: userinfo then reads the
+// database once per user and interval instead of twice per request, and
+// keeps its throughput through a Redis outage. A change to a person or
+// their roles shows within outageProfileTTL (the cache, when up, is cleared
+// at once). At most outageProfileMax entries; a full map starts over.
+const (
+	outageProfileTTL = 2 * time.Second
+	outageProfileMax = 10_000
+)
+
+type outageProfiles struct {
+	mu sync.Mutex
+	m  map[string]outageProfile
+}
+
+type outageProfile struct {
+	p       *Profile
+	expires time.Time
+}
+
+func (o *outageProfiles) get(key string) *Profile {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	e, ok := o.m[key]
+	if !ok || time.Now().After(e.expires) {
+		return nil
+	}
+	return e.p
+}
+
+func (o *outageProfiles) put(key string, p *Profile) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m == nil || len(o.m) >= outageProfileMax {
+		o.m = make(map[string]outageProfile)
+	}
+	o.m[key] = outageProfile{p: p, expires: time.Now().Add(outageProfileTTL)}
 }
 
 // UserClaims are the claims both userinfo and the id_token carry, filtered

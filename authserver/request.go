@@ -60,10 +60,14 @@ func (s *Server) issueCode(ctx context.Context, site tenant.ID, rec *codeRecord)
 	return code, nil
 }
 
-// redeemCode atomically takes the code (GETDEL: of two redemptions exactly
-// one gets it).
-func (s *Server) redeemCode(ctx context.Context, site tenant.ID, code string) (*codeRecord, error) {
-	raw, err := s.cache.GetDel(ctx, codeKey(site, "code", code))
+// peekCode reads the code's record without taking it. The code stays in
+// the cache until its grant is in the database (forgetCode), so that a
+// database failure at the exchange (503, "try again") does not burn it: the
+// retry finds it. Single use is the database's decision, not the cache's:
+// the grant's ID derives from the code, so a second redemption collides
+// with the first one's grant (storage.ErrConflict), also when two race.
+func (s *Server) peekCode(ctx context.Context, site tenant.ID, code string) (*codeRecord, error) {
+	raw, err := s.cache.Get(ctx, codeKey(site, "code", code))
 	if errors.Is(err, storage.ErrCacheMiss) {
 		return nil, errCodeUnknown
 	}
@@ -75,6 +79,15 @@ func (s *Server) redeemCode(ctx context.Context, site tenant.ID, code string) (*
 		return nil, errCodeUnknown
 	}
 	return &rec, nil
+}
+
+// forgetCode deletes a code that was redeemed or misused. A delete that
+// fails leaves the code until it expires: presenting it again then reaches
+// the database, which refuses it (and revokes what it issued).
+func (s *Server) forgetCode(ctx context.Context, site tenant.ID, code string) {
+	if err := s.cache.Delete(context.WithoutCancel(ctx), codeKey(site, "code", code)); err != nil {
+		s.logger.WarnContext(ctx, "a used authorization code was not deleted from the cache; it expires by itself", "err", err)
+	}
 }
 
 // grantIDForCode derives the ID of the grant a code creates. A code

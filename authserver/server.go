@@ -85,6 +85,7 @@ type Server struct {
 	passwords    *password.Gate
 
 	clients  *clientCache
+	outage   outageProfiles // claims while the cache is down (profile.go)
 	sessions *session.Store
 	// leased serves the shared limits checked on every request of a busy
 	// key (token per client, anonymous authorizations per site).

@@ -168,38 +168,19 @@ func (o *opServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.Ac
 		return nil, oauthError(codeInvalidGrant, "the authorization code is invalid or expired")
 	}
 	grantID := grantIDForCode(req.Code)
-	rec, err := s.redeemCode(ctx, site.ID, req.Code)
+	rec, err := s.peekCode(ctx, site.ID, req.Code)
 	switch {
 	case errors.Is(err, errCodeUnknown):
 		// Unknown, expired, or used before: if it created a grant, this
 		// is a replay and that grant is revoked.
-		err := s.verifier.RevokeGrant(ctx, site.ID, grantID, s.now())
-		switch {
-		case errors.Is(err, storage.ErrNotFound):
-			return nil, oauthError(codeInvalidGrant, "the authorization code is invalid or expired")
-		case err != nil:
-			s.logger.ErrorContext(ctx, "revoking a replayed code's grant failed", "grant", grantID, "err", err)
-			return nil, errUnavailable(unavailableText)
-		}
-		s.audit(ctx, site.ID, client.ClientID, "grant.revoked", grantID, nil, map[string]any{"reason": "authorization code replayed"})
-		return nil, oauthError(codeInvalidGrant, "the authorization code was already used; the tokens issued for it have been revoked")
+		return nil, s.codeReplayed(ctx, site, client, grantID)
 	case err != nil:
 		return nil, errUnavailable(unavailableText)
 	}
-	if rec.ClientID != client.ClientID {
-		return nil, oauthError(codeInvalidGrant, "the authorization code was issued to another client")
-	}
-	if req.RedirectURI != rec.RedirectURI {
-		return nil, oauthError(codeInvalidGrant, "redirect_uri does not match the one of the authorization request")
-	}
-	if !validVerifier(req.CodeVerifier) {
-		return nil, oauthError(codeInvalidGrant, "code_verifier is missing or malformed (RFC 7636: 43-128 characters of A-Z a-z 0-9 - . _ ~)")
-	}
-	sum := sha256.Sum256([]byte(req.CodeVerifier))
-	if subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(rec.Challenge)) != 1 {
-		return nil, oauthError(codeInvalidGrant, "PKCE verification failed: code_verifier does not match code_challenge")
-	}
-	if err := checkTokenResource(site, client, r.Form["resource"], rec.Resource); err != nil {
+	if err := checkCodeRequest(site, client, rec, req, r.Form["resource"]); err != nil {
+		// A misused code is burnt, as a taken one would be: whoever sent
+		// this request may not try again with it.
+		s.forgetCode(ctx, site.ID, req.Code)
 		return nil, err
 	}
 	now := s.now()
@@ -211,13 +192,20 @@ func (o *opServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.Ac
 	rt := &storage.RefreshToken{TokenHash: hashToken(refresh), CreatedAt: now, ExpiresAt: now.Add(RefreshTokenLifetime)}
 	created := &storage.AuditEvent{SiteID: site.ID, Actor: rec.UserID, Action: "grant.created", Target: client.ClientID,
 		Details: map[string]any{"grant": g.ID, "scopes": rec.Scopes}, CreatedAt: now}
-	if err := s.store.CreateGrant(ctx, g, rt, created); err != nil {
+	switch err := s.store.CreateGrant(ctx, g, rt, created); {
+	case errors.Is(err, storage.ErrConflict):
+		// The code's grant exists: it was redeemed already (its deletion
+		// from the cache was lost, or the two raced). A replay like any
+		// other: refused, and the grant it issued revoked.
+		s.forgetCode(ctx, site.ID, req.Code)
+		return nil, s.codeReplayed(ctx, site, client, grantID)
+	case err != nil:
+		// The code stays in the cache: the retry the 503 invites can
+		// succeed within the code's lifetime.
 		s.logger.ErrorContext(ctx, "create grant", "err", err)
-		if errors.Is(err, storage.ErrConflict) { // the same code raced itself
-			return nil, oauthError(codeInvalidGrant, "the authorization code was already used")
-		}
 		return nil, errUnavailable(unavailableText)
 	}
+	s.forgetCode(ctx, site.ID, req.Code)
 	if client.SiteID != nil && (client.LastUsedAt == nil || now.Sub(*client.LastUsedAt) > 24*time.Hour) {
 		// Used at last: not an abandoned registration (the purge spares it).
 		if err := s.store.TouchClient(ctx, site.ID, client.ClientID, now); err == nil {
@@ -237,6 +225,41 @@ func (o *opServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.Ac
 	}
 	resp.RefreshToken = refresh
 	return op.NewResponse(resp), nil
+}
+
+// codeReplayed answers a code presented after its redemption: the grant
+// it issued (if any) is revoked, in the database, and the request refused.
+func (s *Server) codeReplayed(ctx context.Context, site *tenant.Site, client *Client, grantID string) error {
+	err := s.verifier.RevokeGrant(ctx, site.ID, grantID, s.now())
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return oauthError(codeInvalidGrant, "the authorization code is invalid or expired")
+	case err != nil:
+		s.logger.ErrorContext(ctx, "revoking a replayed code's grant failed", "grant", grantID, "err", err)
+		return errUnavailable(unavailableText)
+	}
+	s.audit(ctx, site.ID, client.ClientID, "grant.revoked", grantID, nil, map[string]any{"reason": "authorization code replayed"})
+	return oauthError(codeInvalidGrant, "the authorization code was already used; the tokens issued for it have been revoked")
+}
+
+// checkCodeRequest checks a code exchange against what the code was issued
+// for: the client, the redirect URI, the PKCE verifier (RFC 7636 §4.6) and
+// the resource (RFC 8707 §2.2).
+func checkCodeRequest(site *tenant.Site, client *Client, rec *codeRecord, req *oidc.AccessTokenRequest, resources []string) error {
+	if rec.ClientID != client.ClientID {
+		return oauthError(codeInvalidGrant, "the authorization code was issued to another client")
+	}
+	if req.RedirectURI != rec.RedirectURI {
+		return oauthError(codeInvalidGrant, "redirect_uri does not match the one of the authorization request")
+	}
+	if !validVerifier(req.CodeVerifier) {
+		return oauthError(codeInvalidGrant, "code_verifier is missing or malformed (RFC 7636: 43-128 characters of A-Z a-z 0-9 - . _ ~)")
+	}
+	sum := sha256.Sum256([]byte(req.CodeVerifier))
+	if subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(rec.Challenge)) != 1 {
+		return oauthError(codeInvalidGrant, "PKCE verification failed: code_verifier does not match code_challenge")
+	}
+	return checkTokenResource(site, client, resources, rec.Resource)
 }
 
 // checkTokenResource applies RFC 8707 at the token endpoint: member tokens

@@ -27,6 +27,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lectern/lectern/adminapi/s3files"
+	"github.com/lectern/lectern/internal/server"
 )
 
 // deployRoot is deploy/ seen from this package's directory.
@@ -40,8 +41,10 @@ const (
 	// deployMetricsPort is the metrics listener's (LECTERN_METRICS_ADDR):
 	// /metrics is never served on deployPort, the sites' port.
 	deployMetricsPort = 9090
-	// deployMinDrainSeconds is how long in-flight requests get after SIGTERM.
-	deployMinDrainSeconds = 25
+	// deployMinDrainSeconds is how long lectern needs after SIGTERM: the
+	// shutdown delay (/readyz 503 while serving) and then the grace
+	// in-flight requests get.
+	deployMinDrainSeconds = int64((server.DefaultShutdownDelay + server.ShutdownGrace) / time.Second)
 )
 
 // deploySecretEnv are the settings that must come from a Secret, never a literal.
@@ -882,7 +885,7 @@ func deployCheckComposeLectern(d *deploySet, f *deployFindings) {
 	}
 	if srv.StopGracePeriod == "" {
 		f.errorf("compose.yaml: lectern has no stop_grace_period; the default 10 s cuts in-flight requests short")
-	} else if g, err := time.ParseDuration(srv.StopGracePeriod); err != nil || g < deployMinDrainSeconds*time.Second {
+	} else if g, err := time.ParseDuration(srv.StopGracePeriod); err != nil || g < time.Duration(deployMinDrainSeconds)*time.Second {
 		f.errorf("compose.yaml: lectern stop_grace_period %q, want at least %ds", srv.StopGracePeriod, deployMinDrainSeconds)
 	}
 }

@@ -91,6 +91,14 @@ func startServer(t *testing.T, b backend, o *serverOptions) *testServer {
 		t.Fatal(err)
 	}
 	a.Platform.PasswordParams = fastPasswords
+	// Every key any request builds must carry a Redis Cluster hash tag.
+	tags := storagetest.NewTagChecker(a.Cache)
+	a.Cache, a.Platform.Cache = tags, tags
+	t.Cleanup(func() {
+		if keys := tags.Untagged(); len(keys) > 0 {
+			t.Errorf("cache keys without a hash tag (storage.CacheKey or storage.PlatformKey): %q", keys)
+		}
+	})
 	if o.originPort == 0 {
 		if _, err := demo.Seed(ctx, a.Platform, a.Store, port, time.Now()); err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lectern/lectern/discovery"
+	"github.com/lectern/lectern/internal/demo"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/storage/sqlstore/sqltest"
 	"github.com/lectern/lectern/storage/storagetest"
@@ -41,10 +42,13 @@ func TestDatabaseOutageAndRecovery(t *testing.T) {
 	if code != 503 || json.Unmarshal(body, &e) != nil || e.Error != "temporarily_unavailable" {
 		t.Fatalf("request during outage: %d %s; want 503 JSON", code, body)
 	}
-	code, _, body = ts.get(t, ts.academy(), "/readyz")
-	if code != 503 || !strings.Contains(string(body), `"database":"unavailable"`) {
-		t.Fatalf("/readyz during outage: %d %s", code, body)
-	}
+	// /readyz reuses its answer for a second, so probes stay cheap.
+	eventually(t, 3*time.Second, func() error {
+		if code, _, body := ts.get(t, ts.academy(), "/readyz"); code != 503 || !strings.Contains(string(body), `"database":"unavailable"`) {
+			return fmt.Errorf("/readyz during outage: %d %s", code, body)
+		}
+		return nil
+	})
 	// A site already resolved keeps serving its metadata from memory.
 	ts.getJSON(t, ts.academy(), vocab.ProtectedResourcePath, 200, &prm)
 
@@ -67,10 +71,12 @@ func TestRedisOutageAndRecovery(t *testing.T) {
 	u.Host = proxy.addr()
 	ts := startServer(t, backend{name: "redis-via-proxy", redisURL: u.String()}, nil)
 	proxy.cut()
-	code, _, body := ts.get(t, ts.academy(), "/readyz")
-	if code != 503 || !strings.Contains(string(body), `"cache":"unavailable"`) {
-		t.Fatalf("/readyz with Redis down: %d %s", code, body)
-	}
+	eventually(t, 3*time.Second, func() error {
+		if code, _, body := ts.get(t, ts.academy(), "/readyz"); code != 503 || !strings.Contains(string(body), `"cache":"unavailable"`) {
+			return fmt.Errorf("/readyz with Redis down: %d %s", code, body)
+		}
+		return nil
+	})
 	proxy.restore()
 	eventually(t, 10*time.Second, func() error {
 		if code, _, body := ts.get(t, ts.academy(), "/readyz"); code != 200 {
@@ -78,4 +84,70 @@ func TestRedisOutageAndRecovery(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// Issue 15: with Redis down the resource APIs stalled (each request waited
+// for Redis before falling back to the database). Now the breaker notices
+// the outage once, requests go straight to the database and to each
+// replica's in-memory revocation copies, revocations during the outage
+// hold, and the server returns to Redis when it is back.
+func TestResourceAPIsThroughRedisOutage(t *testing.T) {
+	proxy := newFaultProxy(t, "127.0.0.1:6379")
+	u, _ := url.Parse(storagetest.RedisURL(t))
+	u.Host = proxy.addr()
+	ts := startServer(t, backend{name: "postgres+redis-via-proxy", databaseURL: sqltest.PostgresSchemaURL(t), redisURL: u.String()}, nil)
+	origin := ts.academy()
+	keep := ts.studentToken(t, origin)
+	revoked := ts.studentToken(t, origin)
+	const viewer = `{ viewer { enrolledCourses(first: 5) { totalCount } } }`
+
+	proxy.cut()
+	for i := range 20 {
+		code, _, claims := ts.bearerGet(t, origin+vocab.UserInfoPath, keep.AccessToken)
+		if code != 200 || claims["email"] != demo.StudentEmail || fmt.Sprint(claims["roles"]) != "[student]" {
+			t.Fatalf("userinfo %d with Redis down: %d %v", i, code, claims)
+		}
+		if d := gqlQuery(t, ts, origin, keep.AccessToken, viewer, nil); gqlPath(d, "viewer", "enrolledCourses", "totalCount") == nil {
+			t.Fatalf("member API with Redis down: %v", d)
+		}
+	}
+	_, _, metrics := ts.get(t, "http://10.1.2.3:8080", "/metrics")
+	if !strings.Contains(string(metrics), "lectern_redis_breaker_open 1") {
+		t.Errorf("breaker metric with Redis down:\n%s", grepLines(string(metrics), "lectern_redis_breaker"))
+	}
+	// A revocation during the outage is decided by the database and holds.
+	if code, _, body := ts.postForm(t, origin+vocab.RevocationPath, url.Values{"token": {revoked.AccessToken}, "client_id": {demo.MemberClientID}}); code != 200 {
+		t.Fatalf("revocation with Redis down: %d %v", code, body)
+	}
+	if code, _, _ := ts.bearerGet(t, origin+vocab.UserInfoPath, revoked.AccessToken); code != 401 {
+		t.Fatalf("revoked token with Redis down: %d; want 401", code)
+	}
+
+	proxy.restore()
+	eventually(t, 10*time.Second, func() error {
+		if code, _, body := ts.get(t, "http://10.1.2.3:8080", "/readyz"); code != 200 {
+			return fmt.Errorf("/readyz after Redis returned: %d %s", code, body)
+		}
+		_, _, metrics := ts.get(t, "http://10.1.2.3:8080", "/metrics")
+		if !strings.Contains(string(metrics), "lectern_redis_breaker_open 0") {
+			return fmt.Errorf("breaker still open:\n%s", grepLines(string(metrics), "lectern_redis_breaker"))
+		}
+		return nil
+	})
+	if code, _, _ := ts.bearerGet(t, origin+vocab.UserInfoPath, revoked.AccessToken); code != 401 {
+		t.Fatalf("token revoked during the outage, Redis back: %d; want 401", code)
+	}
+	if code, _, _ := ts.bearerGet(t, origin+vocab.UserInfoPath, keep.AccessToken); code != 200 {
+		t.Fatalf("valid token, Redis back: %d", code)
+	}
+}
+
+func grepLines(s, substr string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, substr) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

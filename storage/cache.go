@@ -60,6 +60,21 @@ type Cache interface {
 	// Allow applies a rate limit: it reports whether one more event under key
 	// is within limit and, if not, how long until one is.
 	Allow(ctx context.Context, key string, limit Limit) (ok bool, retryAfter time.Duration, err error)
+	// HashGet returns the values of fields of the hash at key, in order,
+	// nil for each missing field: all nil when the hash is absent.
+	HashGet(ctx context.Context, key string, fields ...string) ([][]byte, error)
+	// HashReplace replaces the hash at key, in one atomic step, by fields
+	// and HashVersionField = version, expiring after ttl, unless the hash
+	// already holds a version of at least version: then it leaves the hash
+	// alone and reports false. Eviction and failover lose such a hash
+	// whole or lose its latest writes together with their versions, never
+	// one field alone.
+	HashReplace(ctx context.Context, key string, version int64, fields map[string][]byte, ttl time.Duration) (bool, error)
+	// HashAdd adds fields to the hash at key if it exists (an absent hash
+	// stays absent; its expiry is kept) and, when version > 0 and the
+	// hash's version is version-1, advances it to version: in one atomic
+	// step, so the version never claims a field that is not there.
+	HashAdd(ctx context.Context, key string, version int64, fields map[string][]byte) error
 	// Ping reports whether the cache answers.
 	Ping(ctx context.Context) error
 	Close() error
@@ -72,10 +87,39 @@ type Limit struct {
 	Burst  int
 }
 
+// HashVersionField is the field of a hash that holds its version (see
+// Cache.HashReplace).
+const HashVersionField = "v"
+
 // CacheKey builds a cache key for data owned by a site. The braces are a
 // Redis Cluster hash tag: every key of one site lands in one slot.
 func CacheKey(site tenant.ID, kind, id string) string {
 	return "{s" + strconv.FormatInt(int64(site), 10) + "}:" + kind + ":" + id
+}
+
+// PlatformKey builds a cache key for data owned by no site (the platform's
+// own, or a replica's). The fixed hash tag keeps such keys out of every
+// site's slot and lets multi-key operations on them share one slot.
+func PlatformKey(kind, id string) string {
+	return PlatformTag + ":" + kind + ":" + id
+}
+
+// PlatformTag is the hash tag of PlatformKey.
+const PlatformTag = "{platform}"
+
+// HashTag returns the Redis Cluster hash tag of key (what Redis hashes to
+// pick the slot: the text between the first '{' and the next '}', when not
+// empty) and whether key has one.
+func HashTag(key string) (string, bool) {
+	open := strings.IndexByte(key, '{')
+	if open < 0 {
+		return "", false
+	}
+	end := strings.IndexByte(key[open+1:], '}')
+	if end <= 0 {
+		return "", false
+	}
+	return key[open+1 : open+1+end], true
 }
 
 // ProfileKey is the cache key of a user's claims at a site. Whoever changes

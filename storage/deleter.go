@@ -10,9 +10,8 @@ import (
 // Deleter deletes cache keys that could not be deleted when they had to be
 // (the cache was unreachable), by retrying in the background until the
 // delete succeeds or the keys have expired by themselves. A stale copy
-// (cached roles, a revocation marker that vouches for copies the cache
-// lacks) then outlives the outage by one retry interval, not by its whole
-// time to live. One goroutine runs while anything is pending.
+// (cached roles and claims after a role change) then outlives the outage
+// by one retry interval, not by its whole time to live. One goroutine runs while anything is pending.
 type Deleter struct {
 	cache Cache
 	log   *slog.Logger

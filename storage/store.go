@@ -105,15 +105,25 @@ type GrantStore interface {
 	RotateRefreshToken(ctx context.Context, site tenant.ID, oldHash []byte, next *RefreshToken, now time.Time) (*Grant, error)
 	// RefreshTokenByHash returns a refresh token and its grant.
 	RefreshTokenByHash(ctx context.Context, site tenant.ID, hash []byte) (*RefreshToken, *Grant, error)
-	// RevokeGrant revokes the grant and its refresh tokens. Revoking a revoked
-	// grant is a no-op; an unknown one is ErrNotFound.
-	RevokeGrant(ctx context.Context, site tenant.ID, id string, now time.Time) error
+	// RevokeGrant revokes the grant and its refresh tokens and returns the
+	// site's revocation version it committed (see RevocationVersions).
+	// Revoking a revoked grant changes nothing but the version; an unknown
+	// one is ErrNotFound.
+	RevokeGrant(ctx context.Context, site tenant.ID, id string, now time.Time) (int64, error)
 	// RevokedGrants returns the site's grants revoked after since, to refill
 	// the cache's revocation copies after a Redis loss.
 	RevokedGrants(ctx context.Context, site tenant.ID, since time.Time) ([]RevokedGrant, error)
-	// RevokeToken records the revocation of one access token; revoking it
-	// again is a no-op.
-	RevokeToken(ctx context.Context, t *RevokedToken) error
+	// RevokeToken records the revocation of one access token and returns
+	// the site's revocation version it committed; revoking it again changes
+	// nothing but the version.
+	RevokeToken(ctx context.Context, t *RevokedToken) (int64, error)
+	// RevocationVersions returns the revocation version of each of sites
+	// (an unknown site is absent): a counter every revocation of the site
+	// (RevokeGrant, RevokeToken, a reused refresh token) raises by one in
+	// its own transaction. A cache copy of a site's revocations that is
+	// complete up to the current version vouches for every token; one that
+	// is behind may have lost revocations (DESIGN §4).
+	RevocationVersions(ctx context.Context, sites []tenant.ID) (map[tenant.ID]int64, error)
 	// RevokedTokens returns the site's revoked access tokens that have not
 	// expired at now.
 	RevokedTokens(ctx context.Context, site tenant.ID, now time.Time) ([]RevokedToken, error)

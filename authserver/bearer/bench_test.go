@@ -8,8 +8,8 @@ import (
 )
 
 // benchEnv is an env on SQLite, outside any bubble (the real clock), with
-// the site's marker already set (the steady state: one cache round trip per
-// check).
+// the site's revocation hash already filled (the steady state: one cache
+// round trip per check).
 func benchEnv(b *testing.B, c *testCache, tweak func(*Options)) *env {
 	b.Helper()
 	e := newEnv(b, sqltest.SQLite(b), c, tweak)
@@ -82,7 +82,15 @@ func BenchmarkVerifyParallel(b *testing.B) {
 }
 
 // BenchmarkVerifyRedis: the cached path with the revocation check on Redis
-// (one MGET round trip); skipped when Redis is unreachable.
+// (one HMGET round trip); skipped when Redis is unreachable.
 func BenchmarkVerifyRedis(b *testing.B) {
 	benchVerifyOne(b, benchEnv(b, newRedisCache(b), nil))
+}
+
+// BenchmarkVerifyCacheDown: the cached path while the cache is down: the
+// revocation check answers from the replica's in-memory copy.
+func BenchmarkVerifyCacheDown(b *testing.B) {
+	e := benchEnv(b, newMemoryCache(b), nil)
+	e.cache.down.Store(true)
+	benchVerifyOne(b, e)
 }

@@ -9,8 +9,8 @@ import (
 )
 
 // TestVerifyConcurrently verifies the same and different tokens from many
-// goroutines (run it with -race) while a grant is revoked and the cache's
-// marker disappears, with a verified-token cache small enough to churn.
+// goroutines (run it with -race) while a grant is revoked and the cache
+// loses the sites' revocations, with a verified-token cache small enough to churn.
 // Every answer must be right: valid tokens pass, refused ones never do, and
 // once RevokeGrant has returned no check that starts after it lets the
 // grant's tokens through.
@@ -89,9 +89,9 @@ func TestVerifyConcurrently(t *testing.T) {
 				for checks.Load() < int64(i+1)*workers*rounds/8 {
 					runtime.Gosched()
 				}
-				// A cache that loses its marker mid-traffic.
-				if err := e.cache.Cache.Delete(t.Context(), markerKey(e.a.ID), markerKey(e.b.ID)); err != nil {
-					fail("deleting markers: %v", err)
+				// A cache that loses the sites' revocations mid-traffic.
+				if err := e.cache.Cache.Delete(t.Context(), stateKey(e.a.ID), stateKey(e.b.ID)); err != nil {
+					fail("deleting the revocation hashes: %v", err)
 				}
 				if i == 2 {
 					revoking.Store(true)

@@ -9,8 +9,11 @@
 // keys), typ at+jwt, iss = the site's issuer, aud = the site's resource,
 // exp/iat with the usual skew, and then asks the cache whether the token's
 // jti or its grant was revoked. Revocation is decided in the database and
-// copied to the cache for speed (DESIGN §4); a cache that lost its copies is
-// detected by a per-site marker and refilled before it is trusted.
+// copied to the cache for speed (DESIGN §4): one hash per site, complete up
+// to a per-site revocation version the database keeps. A hash that is gone
+// or behind the version this replica knows (its own revocations, a poll of
+// the sites it serves: Run) is refilled before an absent entry is
+// believed; while the cache is down, copies in memory answer.
 //
 // bearer imports tenant, storage and authserver/keys (for keys.ErrUnknownKey);
 // never authserver, a handler package, gorm or go-redis. memberapi, mcp and

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,27 +33,30 @@ var errCacheDown = fmt.Errorf("test cache switched off: %w", storage.ErrUnavaila
 
 // testCache wraps a real cache so tests can switch it off (every call then
 // fails with storage.ErrUnavailable, as a Redis that cannot be reached does),
-// make chosen writes fail, and see which TTLs were written. It also records
-// the keys written, so that Redis is cleaned up after the test.
+// make chosen writes fail, and see the TTL of each replaced hash. It also
+// records the keys written, so that Redis is cleaned up after the test.
 type testCache struct {
 	storage.Cache
 	down atomic.Bool
 
-	mu      sync.Mutex
-	ttls    map[string]time.Duration // last TTL Set per key
-	written map[string]bool
-	failSet func(key string) bool
+	mu        sync.Mutex
+	ttls      map[string]time.Duration // last TTL HashReplace wrote per key
+	written   map[string]bool
+	failWrite func(key string) bool
+
+	// redisURL and prefix locate the keys on Redis (empty for memory).
+	redisURL, prefix string
 }
 
 func newTestCache(c storage.Cache) *testCache {
 	return &testCache{Cache: c, ttls: map[string]time.Duration{}, written: map[string]bool{}}
 }
 
-func (c *testCache) GetMulti(ctx context.Context, keys ...string) ([][]byte, error) {
+func (c *testCache) HashGet(ctx context.Context, key string, fields ...string) ([][]byte, error) {
 	if c.down.Load() {
 		return nil, errCacheDown
 	}
-	return c.Cache.GetMulti(ctx, keys...)
+	return c.Cache.HashGet(ctx, key, fields...)
 }
 
 func (c *testCache) Get(ctx context.Context, key string) ([]byte, error) {
@@ -62,24 +66,46 @@ func (c *testCache) Get(ctx context.Context, key string) ([]byte, error) {
 	return c.Cache.Get(ctx, key)
 }
 
-func (c *testCache) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+// write records key and says whether the write must fail.
+func (c *testCache) write(key string) error {
 	if c.down.Load() {
 		return errCacheDown
 	}
 	c.mu.Lock()
-	fail := c.failSet != nil && c.failSet(key)
+	fail := c.failWrite != nil && c.failWrite(key)
 	c.written[key] = true
 	c.mu.Unlock()
 	if fail {
 		return fmt.Errorf("test cache refuses to write %s: %w", key, storage.ErrUnavailable)
 	}
-	if err := c.Cache.Set(ctx, key, value, ttl); err != nil {
+	return nil
+}
+
+func (c *testCache) HashReplace(ctx context.Context, key string, version int64, fields map[string][]byte, ttl time.Duration) (bool, error) {
+	if err := c.write(key); err != nil {
+		return false, err
+	}
+	ok, err := c.Cache.HashReplace(ctx, key, version, fields, ttl)
+	if err == nil && ok {
+		c.mu.Lock()
+		c.ttls[key] = ttl
+		c.mu.Unlock()
+	}
+	return ok, err
+}
+
+func (c *testCache) HashAdd(ctx context.Context, key string, version int64, fields map[string][]byte) error {
+	if err := c.write(key); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	c.ttls[key] = ttl
-	c.mu.Unlock()
-	return nil
+	return c.Cache.HashAdd(ctx, key, version, fields)
+}
+
+func (c *testCache) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if err := c.write(key); err != nil {
+		return err
+	}
+	return c.Cache.Set(ctx, key, value, ttl)
 }
 
 func (c *testCache) Delete(ctx context.Context, keys ...string) error {
@@ -89,13 +115,13 @@ func (c *testCache) Delete(ctx context.Context, keys ...string) error {
 	return c.Cache.Delete(ctx, keys...)
 }
 
-func (c *testCache) setFailSet(f func(key string) bool) {
+func (c *testCache) setFailWrite(f func(key string) bool) {
 	c.mu.Lock()
-	c.failSet = f
+	c.failWrite = f
 	c.mu.Unlock()
 }
 
-// ttl returns the TTL last written under key.
+// ttl returns the TTL the last successful HashReplace of key wrote.
 func (c *testCache) ttl(key string) (time.Duration, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -103,14 +129,8 @@ func (c *testCache) ttl(key string) (time.Duration, bool) {
 	return d, ok
 }
 
-func (c *testCache) forgetTTLs() {
-	c.mu.Lock()
-	c.ttls = map[string]time.Duration{}
-	c.mu.Unlock()
-}
-
 // flush deletes every key the test wrote, as a Redis restart would lose
-// them: the marker and all revocation copies.
+// them.
 func (c *testCache) flush(t testing.TB) {
 	t.Helper()
 	c.mu.Lock()
@@ -127,18 +147,22 @@ func (c *testCache) flush(t testing.TB) {
 	}
 }
 
-// has reports whether key is present in the underlying cache.
-func (c *testCache) has(t testing.TB, key string) bool {
+// state returns the site's revocation hash: its version (-1 when the hash
+// is absent) and the values of fields (nil when missing).
+func (c *testCache) state(t testing.TB, site tenant.ID, fields ...string) (int64, [][]byte) {
 	t.Helper()
-	_, err := c.Cache.Get(context.Background(), key)
-	switch {
-	case err == nil:
-		return true
-	case errors.Is(err, storage.ErrCacheMiss):
-		return false
+	vals, err := c.Cache.HashGet(context.Background(), stateKey(site), append([]string{storage.HashVersionField}, fields...)...)
+	if err != nil {
+		t.Fatalf("reading the revocation hash: %v", err)
 	}
-	t.Fatalf("cache Get %s: %v", key, err)
-	return false
+	if vals[0] == nil {
+		return -1, vals[1:]
+	}
+	v, err := strconv.ParseInt(string(vals[0]), 10, 64)
+	if err != nil {
+		t.Fatalf("version %q", vals[0])
+	}
+	return v, vals[1:]
 }
 
 // newMemoryCache returns a fresh in-memory cache.
@@ -153,11 +177,13 @@ func newMemoryCache(t testing.TB) *testCache {
 func newRedisCache(t testing.TB) *testCache {
 	t.Helper()
 	url := storagetest.RedisURL(t)
-	r, err := cache.NewRedis(context.Background(), url, &cache.RedisOptions{Prefix: "lectern-test:bearer:" + rand.Text() + ":"})
+	prefix := "lectern-test:bearer:" + rand.Text() + ":"
+	r, err := cache.NewRedis(context.Background(), url, &cache.RedisOptions{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := newTestCache(r)
+	c.redisURL, c.prefix = url, prefix
 	t.Cleanup(func() {
 		c.down.Store(false)
 		c.flush(t)
@@ -250,15 +276,10 @@ func eachBackendRealClock(t *testing.T, tweak func(*Options), f func(t *testing.
 	forEachBackend(t, func(t *testing.T, run func(t *testing.T)) { run(t) }, f, tweak)
 }
 
-// settle lets the verifier's background deletes finish, as a bubble must
-// before it ends: a marker that could not be deleted during an outage is
-// retried every second until it is deleted or has expired by itself.
+// settle lets what the test started finish, as a bubble must before it
+// ends.
 func (e *env) settle() {
 	e.cache.down.Store(false)
-	for e.v.later.Pending() > 0 {
-		time.Sleep(time.Second)
-	}
-	time.Sleep(time.Second) // the retrying goroutine's last look
 	synctest.Wait()
 }
 
@@ -424,12 +445,13 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// countingStore counts refills (RevokedGrants) and can hold each one at a
-// gate until the gate is closed.
+// countingStore counts refills (RevokedGrants), per-request decisions
+// (TokenRevoked) and version reads, and can hold each refill at a gate
+// until the gate is closed.
 type countingStore struct {
 	Store
-	refills atomic.Int64
-	gate    chan struct{}
+	refills, lookups, versionReads atomic.Int64
+	gate                           chan struct{}
 }
 
 func (s *countingStore) RevokedGrants(ctx context.Context, site tenant.ID, since time.Time) ([]storage.RevokedGrant, error) {
@@ -438,6 +460,16 @@ func (s *countingStore) RevokedGrants(ctx context.Context, site tenant.ID, since
 		<-s.gate
 	}
 	return s.Store.RevokedGrants(ctx, site, since)
+}
+
+func (s *countingStore) TokenRevoked(ctx context.Context, site tenant.ID, jti string) (bool, error) {
+	s.lookups.Add(1)
+	return s.Store.TokenRevoked(ctx, site, jti)
+}
+
+func (s *countingStore) RevocationVersions(ctx context.Context, sites []tenant.ID) (map[tenant.ID]int64, error) {
+	s.versionReads.Add(1)
+	return s.Store.RevocationVersions(ctx, sites)
 }
 
 // keySourceFunc adapts a function to KeySource.

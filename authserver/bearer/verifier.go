@@ -30,14 +30,16 @@ type KeySource interface {
 var _ KeySource = (*keys.Manager)(nil)
 
 // Store is the part of storage.GrantStore that holds revocation state: the
-// durable decision that the cache copies.
+// durable decision that the cache copies, and the per-site versions that
+// say whether a copy is complete.
 type Store interface {
 	GrantByID(ctx context.Context, site tenant.ID, id string) (*storage.Grant, error)
-	RevokeGrant(ctx context.Context, site tenant.ID, id string, now time.Time) error
+	RevokeGrant(ctx context.Context, site tenant.ID, id string, now time.Time) (int64, error)
 	RevokedGrants(ctx context.Context, site tenant.ID, since time.Time) ([]storage.RevokedGrant, error)
-	RevokeToken(ctx context.Context, t *storage.RevokedToken) error
+	RevokeToken(ctx context.Context, t *storage.RevokedToken) (int64, error)
 	RevokedTokens(ctx context.Context, site tenant.ID, now time.Time) ([]storage.RevokedToken, error)
 	TokenRevoked(ctx context.Context, site tenant.ID, jti string) (bool, error)
+	VersionStore
 }
 
 var _ Store = (storage.GrantStore)(nil)
@@ -60,6 +62,9 @@ type Options struct {
 	// CacheEntries bounds the verified-token cache. Zero means
 	// DefaultCacheEntries; negative disables it.
 	CacheEntries int
+	// PollInterval is how often Run reads the revocation versions of the
+	// sites served recently. Zero means DefaultPollInterval.
+	PollInterval time.Duration
 }
 
 // Verifier verifies the access tokens of every site and keeps their
@@ -71,11 +76,11 @@ type Verifier struct {
 	skew  time.Duration
 	log   *slog.Logger
 
-	tokens  *tokenCache
-	refills singleflight.Group
-	// later deletes markers that could not be deleted during a cache
-	// outage as soon as the cache answers again.
-	later *storage.Deleter
+	tokens   *tokenCache
+	refills  singleflight.Group
+	versions *versionBook
+	local    *localSets
+	poll     time.Duration
 	// lastDegradedLog is the UnixNano of the last "cache unavailable" log,
 	// so an outage logs a line every few seconds, not one per request.
 	lastDegradedLog atomic.Int64
@@ -99,8 +104,35 @@ func New(o Options) *Verifier {
 		n = DefaultCacheEntries
 	}
 	v.tokens = newTokenCache(n)
-	v.later = storage.NewDeleter(v.cache, v.log)
+	v.versions = newVersionBook(o.Store)
+	v.local = newLocalSets()
+	v.poll = o.PollInterval
+	if v.poll <= 0 {
+		v.poll = DefaultPollInterval
+	}
 	return v
+}
+
+// Run keeps the revocation versions of the sites this replica serves
+// current, reading them all in one query every PollInterval, until ctx
+// ends. Without it a site's version is read on demand, at most every few
+// seconds per site (versionMaxAge).
+func (v *Verifier) Run(ctx context.Context) {
+	t := time.NewTicker(v.poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, refillTimeout)
+		if err := v.versions.poll(pctx); err != nil && ctx.Err() == nil {
+			v.logDegraded(pctx, "revocation versions not read; using the last ones known", "err", err)
+		}
+		cancel()
+		v.local.sweep(time.Now())
+	}
 }
 
 // Authenticate verifies the bearer token of r (TokenFromHeader) at the

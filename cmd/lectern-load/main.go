@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -42,6 +43,10 @@ type config struct {
 	floodConc   int
 	flood       []string
 	label       string
+	// beforeMeasure is a shell command run after the tokens are prepared
+	// and before each measured window: an outage drill stops a service
+	// there (`redis-cli -p N shutdown nosave`).
+	beforeMeasure string
 }
 
 func main() {
@@ -59,6 +64,7 @@ func main() {
 	flag.IntVar(&cfg.floodConc, "flood-concurrency", 32, "--neighbour: concurrent flooding requests at the noisy site, shared by token, GraphQL, MCP and sign-in")
 	flag.StringVar(&cfg.label, "label", "", "--neighbour: the label of this run's rows")
 	floodKinds := flag.String("flood", "token,graphql,mcp", "--neighbour: what floods the noisy site: token, graphql, mcp, signin")
+	flag.StringVar(&cfg.beforeMeasure, "before-measure", "", "shell command run after preparing tokens, before each measured window (e.g. stop Redis for an outage run)")
 	cpuProfile := flag.String("cpuprofile", "", "write the load generator's own CPU profile here")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -394,6 +400,12 @@ func (b *bench) measure(ctx context.Context, sc string, c int) (*result, error) 
 			return nil
 		}
 		return fmt.Errorf("unknown scenario %q", sc)
+	}
+	if b.cfg.beforeMeasure != "" {
+		out, err := exec.CommandContext(ctx, "sh", "-c", b.cfg.beforeMeasure).CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("--before-measure: %w: %s", err, out)
+		}
 	}
 	// Warm-up, then the measured window.
 	warm, cancel := context.WithTimeout(ctx, time.Second)

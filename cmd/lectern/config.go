@@ -39,8 +39,9 @@ func (c *config) connection(fs *cmdFlags, serving bool) {
 		fs.str(&c.DataDir, "data-dir", "LECTERN_DATA_DIR", "./data", "directory of the embedded default (database, generated KEK)")
 		fs.str(&c.KEK, "kek", "LECTERN_KEK", "", "key-encryption key: base64 of 32 bytes")
 		fs.str(&c.KEKFile, "kek-file", "LECTERN_KEK_FILE", "", "file holding the key-encryption key (base64)")
-		fs.str(&c.RedisURL, "redis-url", "REDIS_URL", "", "Redis URL (redis://...); empty: in-memory cache (one process only)")
+		fs.str(&c.RedisURL, "redis-url", "REDIS_URL", "", "Redis URL: redis://[user:pass@]host:port/db (rediss:// for TLS), a Sentinel group redis+sentinel://[user:pass@]h1:26379,h2:26379/<master>/<db>[?sentinel_password=...], or a Cluster redis+cluster://[user:pass@]h1:7000,h2:7001 (rediss+... for TLS); empty: in-memory cache (one process only)")
 		fs.str(&c.RedisPrefix, "redis-prefix", "LECTERN_REDIS_PREFIX", "", "prefix of every Redis key and channel, to share one Redis between deployments")
+		fs.boolean(&c.RedisAllowEviction, "redis-allow-eviction", "LECTERN_REDIS_ALLOW_EVICTION", false, "accept a Redis whose maxmemory-policy may evict keys (refused by default: eviction drops sessions, codes and rate limits)")
 		if serving {
 			fs.integer(&c.DBMaxConns, "db-max-conns", "LECTERN_DB_MAX_CONNS", 32, "PostgreSQL connections per process; a few per core is best")
 			fs.boolean(&c.RedisAutoPipeline, "redis-autopipeline", "LECTERN_REDIS_AUTOPIPELINE", true, "batch the Redis commands of concurrent requests into shared pipelines")
@@ -70,6 +71,7 @@ func (c *config) serving(fs *cmdFlags) {
 	fs.str(&c.FilesURL, "files-url", "LECTERN_FILES_URL", "", "where uploaded files go: s3://<bucket>[/<prefix>]?endpoint=<host:port>&region=<r> (credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY); empty: <data-dir>/uploads, for one replica only")
 	fs.str(&c.MetricsAddr, "metrics-addr", "LECTERN_METRICS_ADDR", "127.0.0.1:9090", "listen address of /metrics (Prometheus), /healthz, /readyz and, with --pprof, /debug/pprof/: never a site's origin; empty: none")
 	fs.boolean(&c.Pprof, "pprof", "LECTERN_PPROF", false, "serve the Go profiler (net/http/pprof) on --metrics-addr")
+	fs.durationOrZero(&c.ShutdownDelay, "shutdown-delay", "LECTERN_SHUTDOWN_DELAY", server.DefaultShutdownDelay, "after SIGTERM, answer /readyz with 503 this long while still serving, so load balancers stop sending requests before the listener closes (0s: close at once)")
 	fs.duration(&c.SiteCacheTTL, "site-cache-ttl", "LECTERN_SITE_CACHE_TTL", 5*time.Second, "how long a replica trusts its copy of a site without a change broadcast")
 	fs.boolean(&c.DemoSeed, "demo-seed", "LECTERN_DEMO_SEED", true, "seed the demo sites on the first embedded start")
 	fs.str(&c.SMTPURL, "smtp-url", "LECTERN_SMTP_URL", "", "SMTP server of the account mail: smtp://user:pass@host:port (STARTTLS when offered; ?starttls=required to insist) or smtps://... (implicit TLS); empty: each message is logged and written to <data-dir>/outbox/*.eml")

@@ -99,6 +99,17 @@ func (c *cmdFlags) duration(p *time.Duration, name, env string, def time.Duratio
 	c.envs[name], c.defs[name] = env, def.String()
 }
 
+// durationOrZero is duration for a setting where zero is meaningful
+// ("none"): the environment may set it to 0s.
+func (c *cmdFlags) durationOrZero(p *time.Duration, name, env string, def time.Duration, usage string) {
+	v := def
+	if d, err := time.ParseDuration(c.getenv(env)); err == nil && d >= 0 {
+		v = d
+	}
+	c.DurationVar(p, name, v, usage)
+	c.envs[name], c.defs[name] = env, def.String()
+}
+
 func (c *cmdFlags) integer(p *int, name, env string, def int, usage string) {
 	v := def
 	if n, err := strconv.Atoi(c.getenv(env)); err == nil && n > 0 {

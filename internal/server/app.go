@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -79,7 +80,13 @@ func Open(ctx context.Context, cfg *Config, logger *slog.Logger, o OpenOptions) 
 	} else {
 		// Assigned only on success: a nil *Redis in the interface would
 		// not be nil, and closing it on the way out would panic.
-		rc, err := cache.NewRedis(ctx, cfg.RedisURL, &cache.RedisOptions{Prefix: cfg.RedisPrefix, NoAutoPipeline: !cfg.RedisAutoPipeline})
+		rc, err := cache.NewRedis(ctx, cfg.RedisURL, &cache.RedisOptions{
+			Prefix: cfg.RedisPrefix, NoAutoPipeline: !cfg.RedisAutoPipeline,
+			AllowEviction: cfg.RedisAllowEviction, Logger: logger,
+		})
+		if errors.Is(err, cache.ErrEvictingPolicy) {
+			return nil, fmt.Errorf("%w (--redis-allow-eviction / LECTERN_REDIS_ALLOW_EVICTION=1 accepts it)", err)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -125,15 +132,5 @@ func (a *App) Close() {
 	}
 	if a.Store != nil {
 		_ = a.Store.Close()
-	}
-}
-
-// ready checks the dependencies /readyz reports on.
-func (a *App) ready(ctx context.Context) map[string]error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	return map[string]error{
-		"database": a.Store.Ping(ctx),
-		"cache":    a.Cache.Ping(ctx),
 	}
 }

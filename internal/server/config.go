@@ -24,6 +24,13 @@ type Config struct {
 	// RedisAutoPipeline batches concurrent Redis commands
 	// (--redis-autopipeline; cache.RedisOptions).
 	RedisAutoPipeline bool
+	// RedisAllowEviction accepts a Redis whose maxmemory-policy may evict
+	// keys (--redis-allow-eviction); without it such a Redis is refused.
+	RedisAllowEviction bool
+	// ShutdownDelay is how long, after SIGTERM, /readyz answers 503 while
+	// everything else is still served, before the listener closes
+	// (--shutdown-delay). Zero: close at once.
+	ShutdownDelay time.Duration
 	// KEK or KEKFile is the key-encryption key; with neither, the embedded
 	// default generates one under DataDir (--kek, --kek-file).
 	KEK, KEKFile string

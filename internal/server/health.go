@@ -18,22 +18,18 @@ func (s *Server) healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz fails while the database or the cache cannot be reached, so the
-// load balancer stops sending traffic until they are back.
+// readyz answers 200 only while this replica can serve a sign-in: the
+// database takes writes and the cache takes writes (see readiness). While
+// shutting down it answers 503 "draining" so that load balancers stop
+// sending requests before the listener closes.
 func (s *Server) readyz(c echo.Context) error {
-	checks := map[string]string{}
-	status, code := "ok", http.StatusOK
-	for name, err := range s.app.ready(c.Request().Context()) {
-		if err != nil {
-			checks[name] = "unavailable"
-			status, code = "unavailable", http.StatusServiceUnavailable
-			s.app.Logger.WarnContext(c.Request().Context(), "not ready", "dependency", name, "err", err)
-			continue
-		}
-		checks[name] = "ok"
+	r := s.readiness.check(c.Request().Context(), s)
+	code := http.StatusOK
+	if r.Status != "ok" {
+		code = http.StatusServiceUnavailable
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.JSON(code, map[string]any{"status": status, "checks": checks})
+	return c.JSON(code, r)
 }
 
 // errorHandler answers every error echo sees as RFC 6749-style JSON. It

@@ -11,13 +11,19 @@ import (
 	"time"
 )
 
-// ShutdownGrace is how long in-flight requests may take after the serve
-// context ends (SIGTERM); Kubernetes' terminationGracePeriodSeconds (30s)
-// leaves room beyond it.
+// ShutdownGrace is how long in-flight requests may take once the listener
+// closes, after the serve context ended (SIGTERM) and Config.ShutdownDelay
+// passed; Kubernetes' terminationGracePeriodSeconds must leave room for
+// the preStop sleep, the delay and this grace.
 const ShutdownGrace = 25 * time.Second
 
-// Serve answers on ln until ctx ends, then lets in-flight requests finish
-// (up to ShutdownGrace). Before it answers it subscribes to change
+// DefaultShutdownDelay is the CLI's default Config.ShutdownDelay: longer
+// than a load balancer's readiness interval.
+const DefaultShutdownDelay = 5 * time.Second
+
+// Serve answers on ln until ctx ends, then answers /readyz with 503 for
+// Config.ShutdownDelay while still serving everything else, then stops
+// accepting and lets in-flight requests finish (up to ShutdownGrace). Before it answers it subscribes to change
 // broadcasts, and while it answers it runs the periodic housekeeping.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	watchCtx, stopWatch := context.WithCancel(context.Background())
@@ -43,13 +49,27 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// The outbox sender stops with the watch context: after the listener
 	// has drained, so mail queued by the last requests still goes out.
 	go s.mailer.Run(watchCtx)
+	// Revocation versions of the sites this replica serves, for trusting
+	// the cache's revocation copies (authserver/bearer).
+	go s.verifier.Run(watchCtx)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	s.app.Logger.Info("listening", "addr", ln.Addr().String(), "database", s.app.Store.Dialect(), "cache", cacheKind(s.app.Config), "mail", s.mailDesc)
+	s.app.Logger.Info("listening", "addr", ln.Addr().String(), "database", s.app.Store.Dialect(), "cache", cacheInfo(s.app), "mail", s.mailDesc)
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	}
+	if d := s.app.Config.ShutdownDelay; d > 0 {
+		// Load balancers that poll /readyz see 503 and stop sending new
+		// requests; until they do, every request is still served.
+		s.draining.Store(true)
+		s.app.Logger.Info("shutting down: /readyz answers 503, still serving until the listener closes", "delay", d)
+		select {
+		case err := <-errc:
+			return err
+		case <-time.After(d):
+		}
 	}
 	s.app.Logger.Info("shutting down: finishing in-flight requests", "grace", ShutdownGrace)
 	sctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
@@ -62,13 +82,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.app.Logger.Info("stopped")
 	return nil
-}
-
-func cacheKind(cfg *Config) string {
-	if cfg.RedisURL == "" {
-		return "memory"
-	}
-	return "redis"
 }
 
 // housekeeping runs periodic clean-up until ctx ends: abandoned dynamic

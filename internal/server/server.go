@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -38,6 +39,11 @@ type Server struct {
 	files    adminapi.FileStore
 	mailer   *mail.Sender
 	mailDesc string
+
+	readiness *readiness
+	// draining is set when shutdown begins: /readyz answers 503 while
+	// everything else is still served (Config.ShutdownDelay).
+	draining atomic.Bool
 }
 
 // New builds the handlers over a and the router: process endpoints first,
@@ -54,6 +60,8 @@ func New(ctx context.Context, a *App) (*Server, error) {
 		echo:     echo.New(),
 		resolver: tenant.NewResolver(a.Store, &tenant.ResolverOptions{TTL: a.Config.SiteCacheTTL}),
 		registry: prometheus.NewRegistry(),
+
+		readiness: newReadiness(),
 	}
 	if s.files, err = openFiles(ctx, a.Config); err != nil {
 		return nil, err
@@ -65,6 +73,7 @@ func New(ctx context.Context, a *App) (*Server, error) {
 		return nil, err
 	}
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registerCacheMetrics(s.registry, a.Cache)
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler

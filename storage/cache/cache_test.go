@@ -507,7 +507,8 @@ func TestRedisStalledHonoursDeadline(t *testing.T) {
 	for _, noAP := range []bool{false, true} {
 		t.Run(map[bool]string{false: "autopipeline", true: "plain"}[noAP], func(t *testing.T) {
 			p := newFreezeProxy(t, opts.Addr)
-			r, err := NewRedis(t.Context(), "redis://"+p.addr()+"/"+strconv.Itoa(opts.DB), &RedisOptions{Prefix: randomPrefix(t), NoAutoPipeline: noAP})
+			// No breaker: every call must reach the stalled server.
+			r, err := NewRedis(t.Context(), "redis://"+p.addr()+"/"+strconv.Itoa(opts.DB), &RedisOptions{Prefix: randomPrefix(t), NoAutoPipeline: noAP, BreakerThreshold: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -550,7 +551,7 @@ func TestRedisStalledBoundsEveryCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := newFreezeProxy(t, opts.Addr)
-	r, err := NewRedis(t.Context(), "redis://"+p.addr()+"/"+strconv.Itoa(opts.DB), &RedisOptions{Prefix: randomPrefix(t), OpTimeout: 200 * time.Millisecond})
+	r, err := NewRedis(t.Context(), "redis://"+p.addr()+"/"+strconv.Itoa(opts.DB), &RedisOptions{Prefix: randomPrefix(t), OpTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,6 +61,7 @@ type Memory struct {
 
 type entry struct {
 	value   []byte
+	hash    map[string][]byte // non-nil for a hash (HashReplace)
 	expires time.Time
 }
 
@@ -136,6 +137,9 @@ func (m *Memory) Get(ctx context.Context, key string) ([]byte, error) {
 	if !ok {
 		return nil, storage.ErrCacheMiss
 	}
+	if e.hash != nil {
+		return nil, errWrongType(key)
+	}
 	return clone(e.value), nil
 }
 
@@ -148,7 +152,8 @@ func (m *Memory) GetMulti(ctx context.Context, keys ...string) ([][]byte, error)
 	now := m.now()
 	out := make([][]byte, len(keys))
 	for i, k := range keys {
-		if e, ok := m.lookup(k, now); ok {
+		// Like MGET, a hash reads as a miss.
+		if e, ok := m.lookup(k, now); ok && e.hash == nil {
 			out[i] = clone(e.value)
 		}
 	}
@@ -195,6 +200,9 @@ func (m *Memory) GetDel(ctx context.Context, key string) ([]byte, error) {
 	if !ok {
 		return nil, storage.ErrCacheMiss
 	}
+	if e.hash != nil {
+		return nil, errWrongType(key)
+	}
 	delete(m.entries, key)
 	// The entry leaves the map, so nobody else can see its bytes: no copy.
 	return e.value, nil
@@ -227,6 +235,9 @@ func (m *Memory) Incr(ctx context.Context, key string, ttl time.Duration) (int64
 	if !ok {
 		m.entries[key] = entry{value: []byte("1"), expires: now.Add(ttl)}
 		return 1, nil
+	}
+	if e.hash != nil {
+		return 0, errWrongType(key)
 	}
 	n, err := strconv.ParseInt(string(e.value), 10, 64)
 	if err != nil {

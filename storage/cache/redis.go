@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	neturl "net/url"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -44,26 +44,56 @@ type RedisOptions struct {
 	// storage.CacheKey has to stay the first braces of the key for Redis
 	// Cluster to keep a site's keys in one slot.
 	Prefix string
-	// PoolSize is go-redis' connection pool size; zero keeps its default
-	// (ten connections per GOMAXPROCS).
+	// PoolSize is go-redis' connection pool size (per node on a Cluster);
+	// zero keeps its default (ten connections per GOMAXPROCS).
 	PoolSize int
 	// NoAutoPipeline sends every command on its own round trip. By default
-	// the plain reads and writes (GET, MGET, SET, SET NX, GETDEL, DEL) of
-	// concurrent callers are batched into shared pipelines (go-redis'
-	// autopipeliner; see Redis).
+	// the plain reads and writes (GET, MGET, HMGET, SET, SET NX, GETDEL,
+	// DEL) of concurrent callers are batched into shared pipelines
+	// (go-redis' autopipeliner; see Redis).
 	NoAutoPipeline bool
-	// OpTimeout bounds the wait for one read or write, whatever the
-	// caller's deadline (default DefaultOpTimeout): a Redis that accepts
+	// OpTimeout bounds the wait for one write, whatever the caller's
+	// deadline (default DefaultOpTimeout): a Redis that accepts
 	// connections and then stalls fails requests fast instead of holding
 	// them.
 	OpTimeout time.Duration
+	// ReadTimeout bounds the wait for one read (GET, MGET, HMGET; default
+	// DefaultReadTimeout). Every read has a database behind it, so a slow
+	// answer is worth less than a quick fallback.
+	ReadTimeout time.Duration
+	// BreakerThreshold is how many consecutive failures open the circuit
+	// breaker (default DefaultBreakerThreshold; negative: no breaker).
+	BreakerThreshold int
+	// BreakerMinOpen and BreakerMaxOpen bound how long the breaker stays
+	// open before each probe (defaults DefaultBreakerMinOpen,
+	// DefaultBreakerMaxOpen).
+	BreakerMinOpen, BreakerMaxOpen time.Duration
+	// AllowEviction accepts a Redis whose maxmemory-policy may evict keys.
+	// Without it NewRedis refuses one (ErrEvictingPolicy): eviction drops
+	// sessions, codes and rate-limit state at random.
+	AllowEviction bool
+	// Logger receives warnings (a managed Redis that hides its policy).
+	// Default: discard.
+	Logger *slog.Logger
 }
 
-// DefaultOpTimeout is go-redis' own read timeout.
-const DefaultOpTimeout = 3 * time.Second
+// Defaults of RedisOptions.
+const (
+	// DefaultOpTimeout is go-redis' own read timeout.
+	DefaultOpTimeout = 3 * time.Second
+	// DefaultReadTimeout: a healthy Redis answers in well under a
+	// millisecond; half a second is a stall.
+	DefaultReadTimeout = 500 * time.Millisecond
+)
 
-// Redis is the storage.Cache shared by every replica of a deployment. It
-// needs Redis 6.2 or later (GETDEL). It is safe for concurrent use.
+// ErrEvictingPolicy: the Redis may evict keys (its maxmemory-policy is not
+// noeviction) and eviction was not allowed.
+var ErrEvictingPolicy = errors.New("cache: redis maxmemory-policy may evict keys")
+
+// Redis is the storage.Cache shared by every replica of a deployment: one
+// server, a Sentinel-watched master (following failovers) or a Cluster
+// (see parseRedisURL for the URL forms). It needs Redis 7.0 or later
+// (GETDEL; sharded pub/sub on a Cluster). It is safe for concurrent use.
 //
 // Autopipelining: the plain commands of concurrent callers ride shared
 // pipelines (go-redis' AutoPipeliner, deferred face, one ordered batch in
@@ -73,27 +103,47 @@ const DefaultOpTimeout = 3 * time.Second
 // this halves Redis' CPU and the syscalls per command (docs/PERFORMANCE.md).
 // Each call still waits only as long as its own context allows; a command
 // already queued runs even if its caller gave up (like one already written
-// to a socket). Scripts (Incr, Allow) and pub/sub use plain connections.
+// to a socket). Scripts (Incr, Allow, HashReplace, HashAdd) and pub/sub use
+// plain connections.
+//
+// A circuit breaker (see breaker) turns an outage into fast failures:
+// after a few consecutive failures every call answers
+// storage.ErrUnavailable at once until a background probe finds Redis
+// back.
 type Redis struct {
-	rdb       *redis.Client
-	ap        *redis.AutoPipeliner // nil with NoAutoPipeline
-	opTimeout time.Duration
-	prefix    string
-	limiter   *redis_rate.Limiter
-	incr      *redis.Script
+	rdb         redis.UniversalClient
+	cluster     *redis.ClusterClient // the same client, on a Cluster
+	topology    Topology
+	ap          *redis.AutoPipeliner // nil with NoAutoPipeline
+	opTimeout   time.Duration
+	readTimeout time.Duration
+	prefix      string
+	limiter     *redis_rate.Limiter
+	incr        *redis.Script
+	hreplace    *redis.Script
+	hadd        *redis.Script
+	breaker     *breaker // nil when disabled
+	policy      string
+	log         *slog.Logger
 
 	mu      sync.Mutex // orders subs.Add before Close's subs.Wait
 	closed  bool
-	closing chan struct{} // closed by Close: ends every subscription
+	closing chan struct{} // closed by Close: ends every subscription and the probe
 	subs    sync.WaitGroup
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// NewRedis connects to the Redis at url (redis://, rediss:// or unix://, as
-// go-redis' ParseURL reads it) and checks that it answers. An unreachable
-// server gives an error wrapping storage.ErrUnavailable.
+// NewRedis connects to the Redis at url and checks that it answers and
+// that it will not evict keys (unless opts.AllowEviction). url is one of
+//
+//	redis://[user:pass@]host:port/db, rediss://..., unix://...   one server
+//	redis+sentinel://[user:pass@]h1:26379,h2:26379/<master>[/db][?sentinel_password=...]
+//	redis+cluster://[user:pass@]h1:7000,h2:7001
+//
+// or the rediss+ forms of the last two. An unreachable server gives an
+// error wrapping storage.ErrUnavailable.
 func NewRedis(ctx context.Context, url string, opts *RedisOptions) (*Redis, error) {
 	var o RedisOptions
 	if opts != nil {
@@ -102,36 +152,39 @@ func NewRedis(ctx context.Context, url string, opts *RedisOptions) (*Redis, erro
 	if strings.Contains(o.Prefix, "{") {
 		return nil, fmt.Errorf("cache: redis prefix %q must not contain '{'", o.Prefix)
 	}
-	ro, err := redis.ParseURL(url)
+	target, err := parseRedisURL(url)
 	if err != nil {
-		// url.Parse quotes the whole URL in its error, password included;
-		// keep only its reason.
-		var ue *neturl.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
 		return nil, fmt.Errorf("cache: invalid redis URL: %w", err)
 	}
-	if o.PoolSize > 0 {
-		ro.PoolSize = o.PoolSize
-	}
-	// Without it go-redis ignores context deadlines on reads and writes, and
-	// a caller's deadline would not bound a call to a stalled server.
-	ro.ContextTimeoutEnabled = true
-
-	rdb := redis.NewClient(ro)
+	rdb := target.newClient(o.PoolSize)
 	r := &Redis{
-		rdb:       rdb,
-		prefix:    o.Prefix,
-		limiter:   redis_rate.NewLimiter(rdb),
-		incr:      redis.NewScript(incrScript),
-		closing:   make(chan struct{}),
-		opTimeout: o.OpTimeout,
+		rdb:         rdb,
+		topology:    target.topology,
+		prefix:      o.Prefix,
+		limiter:     redis_rate.NewLimiter(rdb),
+		incr:        redis.NewScript(incrScript),
+		hreplace:    redis.NewScript(hashReplaceScript),
+		hadd:        redis.NewScript(hashAddScript),
+		closing:     make(chan struct{}),
+		opTimeout:   o.OpTimeout,
+		readTimeout: o.ReadTimeout,
+		log:         o.Logger,
 	}
+	r.cluster, _ = rdb.(*redis.ClusterClient)
 	if r.opTimeout <= 0 {
 		r.opTimeout = DefaultOpTimeout
 	}
+	if r.readTimeout <= 0 {
+		r.readTimeout = DefaultReadTimeout
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
 	if err := r.Ping(ctx); err != nil {
+		_ = rdb.Close()
+		return nil, err
+	}
+	if err := r.checkPolicy(ctx, o.AllowEviction); err != nil {
 		_ = rdb.Close()
 		return nil, err
 	}
@@ -141,28 +194,70 @@ func NewRedis(ctx context.Context, url string, opts *RedisOptions) (*Redis, erro
 			return nil, fmt.Errorf("cache: redis autopipeline: %w", err)
 		}
 	}
+	threshold := o.BreakerThreshold
+	if threshold == 0 {
+		threshold = DefaultBreakerThreshold
+	}
+	if threshold > 0 {
+		r.breaker = newBreaker(threshold, o.BreakerMinOpen, o.BreakerMaxOpen, r.ping, r.closing)
+	}
 	return r, nil
 }
 
-// run executes cmd, through the autopipeliner when there is one, and waits
-// for its result no longer than ctx allows.
-func (r *Redis) run(ctx context.Context, cmd redis.Cmder) error {
+// Topology says whether r talks to one server, a Sentinel group or a
+// Cluster.
+func (r *Redis) Topology() Topology { return r.topology }
+
+// MaxmemoryPolicy is the maxmemory-policy NewRedis found ("unknown" when
+// the server would not say).
+func (r *Redis) MaxmemoryPolicy() string { return r.policy }
+
+// Breaker reports the circuit breaker's state.
+func (r *Redis) Breaker() BreakerState { return r.breaker.state() }
+
+// guard runs op under the breaker and an operation timeout: op fails at
+// once while the breaker is open, never waits longer than timeout whatever
+// the caller's deadline (a Redis that accepts the connection and then
+// stalls must hold no caller longer than a command may take), and its
+// outcome is counted.
+func (r *Redis) guard(ctx context.Context, timeout time.Duration, op func(ctx context.Context) error) error {
 	if err := ctx.Err(); err != nil {
 		// A caller that gave up sends nothing.
 		return err
 	}
-	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > r.opTimeout {
-		// A Redis that accepts the connection and then stalls must hold no
-		// caller longer than a command may take (the autopipeliner waits on
-		// the context alone), whatever the caller's own deadline.
+	if err := r.breaker.allow(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > timeout {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, r.opTimeout)
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	if r.ap == nil {
-		return r.rdb.Process(ctx, cmd)
+	err := op(ctx)
+	r.breaker.record(countsAsOutage(err))
+	return err
+}
+
+// countsAsOutage says whether err means Redis could not serve a request
+// (unreachable, stalled, loading, failing over), which is what the breaker
+// counts. A full Redis (OOM) still serves reads, so it does not open the
+// breaker; nor does a caller that gave up.
+func countsAsOutage(err error) bool {
+	if err == nil || errors.Is(err, redis.Nil) || errors.Is(err, context.Canceled) {
+		return false
 	}
-	return r.ap.Submit(ctx, cmd).WaitContext(ctx)
+	return unavailable(err) && !redis.IsOOMError(err)
+}
+
+// run executes cmd under guard, through the autopipeliner when there is
+// one, and waits for its result no longer than the context allows.
+func (r *Redis) run(ctx context.Context, timeout time.Duration, cmd redis.Cmder) error {
+	return r.guard(ctx, timeout, func(ctx context.Context) error {
+		if r.ap == nil {
+			return r.rdb.Process(ctx, cmd)
+		}
+		return r.ap.Submit(ctx, cmd).WaitContext(ctx)
+	})
 }
 
 func (r *Redis) key(k string) string { return r.prefix + k }
@@ -170,7 +265,7 @@ func (r *Redis) key(k string) string { return r.prefix + k }
 // Get implements storage.Cache.
 func (r *Redis) Get(ctx context.Context, key string) ([]byte, error) {
 	cmd := redis.NewStringCmd(ctx, "get", r.key(key))
-	if err := r.run(ctx, cmd); err != nil {
+	if err := r.run(ctx, r.readTimeout, cmd); err != nil {
 		return nil, mapErr("GET", err)
 	}
 	b, err := cmd.Bytes()
@@ -180,11 +275,15 @@ func (r *Redis) Get(ctx context.Context, key string) ([]byte, error) {
 	return b, nil
 }
 
-// GetMulti implements storage.Cache with one MGET.
+// GetMulti implements storage.Cache with one MGET (on a Cluster, one MGET
+// when the keys share a hash tag, else one GET per key in one pipeline).
 func (r *Redis) GetMulti(ctx context.Context, keys ...string) ([][]byte, error) {
 	if len(keys) == 0 {
 		// MGET without keys is a syntax error; there is nothing to ask.
 		return [][]byte{}, nil
+	}
+	if r.cluster != nil && !sameSlot(keys) {
+		return r.getEach(ctx, keys)
 	}
 	args := make([]any, 0, 1+len(keys))
 	args = append(args, "mget")
@@ -192,7 +291,7 @@ func (r *Redis) GetMulti(ctx context.Context, keys ...string) ([][]byte, error) 
 		args = append(args, r.key(k))
 	}
 	cmd := redis.NewSliceCmd(ctx, args...)
-	if err := r.run(ctx, cmd); err != nil {
+	if err := r.run(ctx, r.readTimeout, cmd); err != nil {
 		return nil, mapErr("MGET", err)
 	}
 	vals := cmd.Val()
@@ -210,12 +309,45 @@ func (r *Redis) GetMulti(ctx context.Context, keys ...string) ([][]byte, error) 
 	return out, nil
 }
 
+// getEach reads keys of several slots of a Cluster: go-redis sends each
+// GET of the pipeline to its slot's master.
+func (r *Redis) getEach(ctx context.Context, keys []string) ([][]byte, error) {
+	cmds := make([]*redis.StringCmd, len(keys))
+	err := r.guard(ctx, r.readTimeout, func(ctx context.Context) error {
+		_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, k := range keys {
+				cmds[i] = p.Get(ctx, r.key(k))
+			}
+			return nil
+		})
+		if errors.Is(err, redis.Nil) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, mapErr("GET", err)
+	}
+	out := make([][]byte, len(keys))
+	for i, c := range cmds {
+		b, err := c.Bytes()
+		switch {
+		case errors.Is(err, redis.Nil):
+		case err != nil:
+			return nil, mapErr("GET", err)
+		default:
+			out[i] = b
+		}
+	}
+	return out, nil
+}
+
 // Set implements storage.Cache.
 func (r *Redis) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
 	if err := checkTTL(ttl); err != nil {
 		return err
 	}
-	return mapErr("SET", r.run(ctx, redis.NewStatusCmd(ctx, "set", r.key(key), value, "px", ceilMillis(ttl).Milliseconds())))
+	return mapErr("SET", r.run(ctx, r.opTimeout, redis.NewStatusCmd(ctx, "set", r.key(key), value, "px", ceilMillis(ttl).Milliseconds())))
 }
 
 // SetNX implements storage.Cache with SET NX.
@@ -224,7 +356,7 @@ func (r *Redis) SetNX(ctx context.Context, key string, value []byte, ttl time.Du
 		return false, err
 	}
 	cmd := redis.NewStatusCmd(ctx, "set", r.key(key), value, "px", ceilMillis(ttl).Milliseconds(), "nx")
-	switch err := r.run(ctx, cmd); {
+	switch err := r.run(ctx, r.opTimeout, cmd); {
 	case err == nil:
 		return true, nil
 	case errors.Is(err, redis.Nil):
@@ -238,7 +370,7 @@ func (r *Redis) SetNX(ctx context.Context, key string, value []byte, ttl time.Du
 // GetDel implements storage.Cache with GETDEL, which Redis runs atomically.
 func (r *Redis) GetDel(ctx context.Context, key string) ([]byte, error) {
 	cmd := redis.NewStringCmd(ctx, "getdel", r.key(key))
-	if err := r.run(ctx, cmd); err != nil {
+	if err := r.run(ctx, r.opTimeout, cmd); err != nil {
 		return nil, mapErr("GETDEL", err)
 	}
 	b, err := cmd.Bytes()
@@ -248,17 +380,46 @@ func (r *Redis) GetDel(ctx context.Context, key string) ([]byte, error) {
 	return b, nil
 }
 
-// Delete implements storage.Cache.
+// Delete implements storage.Cache (on a Cluster, one DEL per slot).
 func (r *Redis) Delete(ctx context.Context, keys ...string) error {
 	if len(keys) == 0 {
 		return nil
+	}
+	if r.cluster != nil && !sameSlot(keys) {
+		return mapErr("DEL", r.guard(ctx, r.opTimeout, func(ctx context.Context) error {
+			_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for _, k := range keys {
+					p.Del(ctx, r.key(k))
+				}
+				return nil
+			})
+			return err
+		}))
 	}
 	args := make([]any, 0, 1+len(keys))
 	args = append(args, "del")
 	for _, k := range keys {
 		args = append(args, r.key(k))
 	}
-	return mapErr("DEL", r.run(ctx, redis.NewIntCmd(ctx, args...)))
+	return mapErr("DEL", r.run(ctx, r.opTimeout, redis.NewIntCmd(ctx, args...)))
+}
+
+// sameSlot reports whether keys all hash to the slot of the first, as far
+// as their hash tags tell: keys without a tag are compared whole.
+func sameSlot(keys []string) bool {
+	slotOf := func(k string) string {
+		if tag, ok := storage.HashTag(k); ok {
+			return tag
+		}
+		return "\x00" + k
+	}
+	first := slotOf(keys[0])
+	for _, k := range keys[1:] {
+		if slotOf(k) != first {
+			return false
+		}
+	}
+	return true
 }
 
 // Incr implements storage.Cache with one Lua script, so that a new counter
@@ -267,27 +428,48 @@ func (r *Redis) Incr(ctx context.Context, key string, ttl time.Duration) (int64,
 	if err := checkTTL(ttl); err != nil {
 		return 0, err
 	}
-	n, err := r.incr.Run(ctx, r.rdb, []string{r.key(key)}, ceilMillis(ttl).Milliseconds()).Int64()
+	var n int64
+	err := r.guard(ctx, r.opTimeout, func(ctx context.Context) error {
+		var err error
+		n, err = r.incr.Run(ctx, r.rdb, []string{r.key(key)}, ceilMillis(ttl).Milliseconds()).Int64()
+		return err
+	})
 	if err != nil {
 		return 0, mapErr("INCR", err)
 	}
 	return n, nil
 }
 
-// Publish implements storage.Cache.
+// Publish implements storage.Cache: SPUBLISH on a Cluster (sharded pub/sub:
+// the message goes to the channel's shard only, not to every node), PUBLISH
+// otherwise.
 func (r *Redis) Publish(ctx context.Context, channel string, message []byte) error {
-	return mapErr("PUBLISH", r.rdb.Publish(ctx, r.key(channel), message).Err())
+	return mapErr("PUBLISH", r.guard(ctx, r.opTimeout, func(ctx context.Context) error {
+		if r.cluster != nil {
+			return r.rdb.SPublish(ctx, r.key(channel), message).Err()
+		}
+		return r.rdb.Publish(ctx, r.key(channel), message).Err()
+	}))
 }
 
-// Subscribe implements storage.Cache. It returns once Redis has confirmed
-// the subscription, so a message published after it returns is delivered.
-// go-redis pings the connection and resubscribes after a reconnect; messages
-// published meanwhile are lost. The channel also closes when r is closed.
+// Subscribe implements storage.Cache (SSUBSCRIBE on a Cluster). It returns
+// once Redis has confirmed the subscription, so a message published after
+// it returns is delivered. go-redis pings the connection and resubscribes
+// after a reconnect; messages published meanwhile are lost. The channel
+// also closes when r is closed.
 func (r *Redis) Subscribe(ctx context.Context, channel string) (<-chan []byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ps := r.rdb.Subscribe(ctx, r.key(channel))
+	if err := r.breaker.allow(); err != nil {
+		return nil, err
+	}
+	var ps *redis.PubSub
+	if r.cluster != nil {
+		ps = r.rdb.SSubscribe(ctx, r.key(channel))
+	} else {
+		ps = r.rdb.Subscribe(ctx, r.key(channel))
+	}
 	if _, err := ps.ReceiveTimeout(ctx, subscribeTimeout); err != nil {
 		_ = ps.Close()
 		return nil, mapErr("SUBSCRIBE", err)
@@ -306,7 +488,8 @@ func (r *Redis) Subscribe(ctx context.Context, channel string) (<-chan []byte, e
 	// and subscribes again, which is seen here as a second confirmation.
 	// Messages published in between are lost, so the subscription ends
 	// there and the subscriber (platform.Watch) starts over, dropping what
-	// it cached.
+	// it cached. On a Cluster a failover or a slot migration of the
+	// channel's shard ends the subscription the same way.
 	msgs := ps.ChannelWithSubscriptions()
 	out := make(chan []byte)
 	go func() {
@@ -347,10 +530,15 @@ func (r *Redis) Allow(ctx context.Context, key string, limit storage.Limit) (boo
 	if err := checkLimit(limit); err != nil {
 		return false, 0, err
 	}
-	res, err := r.limiter.Allow(ctx, r.key(key), redis_rate.Limit{
-		Rate:   limit.Rate,
-		Period: limit.Period,
-		Burst:  limit.Burst,
+	var res *redis_rate.Result
+	err := r.guard(ctx, r.opTimeout, func(ctx context.Context) error {
+		var err error
+		res, err = r.limiter.Allow(ctx, r.key(key), redis_rate.Limit{
+			Rate:   limit.Rate,
+			Period: limit.Period,
+			Burst:  limit.Burst,
+		})
+		return err
 	})
 	if err != nil {
 		return false, 0, mapErr("rate limit", err)
@@ -363,9 +551,23 @@ func (r *Redis) Allow(ctx context.Context, key string, limit storage.Limit) (boo
 	return false, max(res.RetryAfter, time.Millisecond), nil
 }
 
-// Ping implements storage.Cache.
+// Ping implements storage.Cache. On a Cluster it pings every master: a
+// site's keys may live on any of them.
 func (r *Redis) Ping(ctx context.Context) error {
-	return mapErr("PING", r.rdb.Ping(ctx).Err())
+	if err := r.breaker.allow(); err != nil {
+		return err
+	}
+	return mapErr("PING", r.ping(ctx))
+}
+
+// ping is Ping without the breaker: the breaker's probe.
+func (r *Redis) ping(ctx context.Context) error {
+	if r.cluster != nil {
+		return r.cluster.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+			return c.Ping(ctx).Err()
+		})
+	}
+	return r.rdb.Ping(ctx).Err()
 }
 
 // Close ends every subscription, waits for them, and closes the connection
@@ -393,6 +595,9 @@ func mapErr(op string, err error) error {
 		return nil
 	case errors.Is(err, redis.Nil):
 		return storage.ErrCacheMiss
+	case errors.Is(err, storage.ErrUnavailable):
+		// The breaker's answer: unavailable already.
+		return fmt.Errorf("cache: redis %s: %w", op, err)
 	case unavailable(err):
 		return fmt.Errorf("cache: redis %s: %w: %w", op, storage.ErrUnavailable, err)
 	default:

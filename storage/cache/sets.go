@@ -23,23 +23,20 @@ func (r *Redis) SetAdd(ctx context.Context, key string, ttl time.Duration, membe
 	if err := checkTTL(ttl); err != nil || len(members) == 0 {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, r.opTimeout)
-	defer cancel()
 	args := make([]any, 0, 1+len(members))
 	args = append(args, ceilMillis(ttl).Milliseconds())
 	for _, m := range members {
 		args = append(args, m)
 	}
-	return mapErr("SADD", setAddScript.Run(ctx, r.rdb, []string{r.key(key)}, args...).Err())
+	return mapErr("SADD", r.guard(ctx, r.opTimeout, func(ctx context.Context) error {
+		return setAddScript.Run(ctx, r.rdb, []string{r.key(key)}, args...).Err()
+	}))
 }
 
 // SetMembers implements storage.Cache.
 func (r *Redis) SetMembers(ctx context.Context, key string) ([]string, error) {
 	cmd := redis.NewStringSliceCmd(ctx, "smembers", r.key(key))
-	if err := r.run(ctx, cmd); err != nil {
+	if err := r.run(ctx, r.readTimeout, cmd); err != nil {
 		return nil, mapErr("SMEMBERS", err)
 	}
 	out := cmd.Val()
@@ -57,7 +54,7 @@ func (r *Redis) SetRemove(ctx context.Context, key string, members ...string) er
 	for _, m := range members {
 		args = append(args, m)
 	}
-	return mapErr("SREM", r.run(ctx, redis.NewIntCmd(ctx, args...)))
+	return mapErr("SREM", r.run(ctx, r.opTimeout, redis.NewIntCmd(ctx, args...)))
 }
 
 // The in-memory twin keeps a set as an entry holding its sorted members.

@@ -70,7 +70,7 @@ func TestBatchedRotation(t *testing.T) {
 			t.Fatal(err)
 		}
 		if revoked {
-			if err := s.RevokeGrant(ctx, site.ID, id, now); err != nil {
+			if _, err := s.RevokeGrant(ctx, site.ID, id, now); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -51,6 +51,10 @@ var renderedSets = map[string]func() (*migrationSet, error){
 	SQLite:   sync.OnceValues(func() (*migrationSet, error) { return renderMigrations(SQLite) }),
 }
 
+// latest is the newest version: the schema version of a database that
+// ran them all.
+func (m *migrationSet) latest() int { return m.list[len(m.list)-1].Version }
+
 func migrationsFor(dialect string) (*migrationSet, error) {
 	render, ok := renderedSets[dialect]
 	if !ok {
@@ -58,10 +62,6 @@ func migrationsFor(dialect string) (*migrationSet, error) {
 	}
 	return render()
 }
-
-// latest is the version of the newest migration: the schema version this
-// binary needs.
-func (m *migrationSet) latest() int { return m.list[len(m.list)-1].Version }
 
 // LatestVersion returns the schema version this binary migrates to.
 func LatestVersion(dialect string) (int, error) {

@@ -60,6 +60,10 @@ func RunCacheTests(t *testing.T, newCache func(t *testing.T) storage.Cache) {
 		{"CanceledContext", testCacheCanceledContext},
 		{"Close", testCacheClose},
 		{"Sets", testCacheSets},
+		{"Hash", testCacheHash},
+		{"HashExpiry", testCacheHashExpiry},
+		{"HashConcurrent", testCacheHashConcurrent},
+		{"HashSiteIsolation", testCacheHashSiteIsolation},
 	}
 	// The group keeps RunCacheTests from returning before its parallel
 	// subtests have run, so callers may clean up after it returns.

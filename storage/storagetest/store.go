@@ -63,6 +63,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) storage.Store) {
 		{"PurgeUnusedClients", testPurgeUnusedClients},
 		{"RevokedGrants", testRevokedGrants},
 		{"RevokedTokens", testRevokedTokens},
+		{"RevocationVersions", testRevocationVersions},
 		{"TouchGrant", testTouchGrant},
 		{"ListGrants", testListGrants},
 		{"LiveGrants", testLiveGrants},
@@ -277,6 +278,9 @@ func newHash() []byte {
 	h := sha256.Sum256(b[:])
 	return h[:]
 }
+
+// errOf drops the value of a call that returns one with its error.
+func errOf[T any](_ T, err error) error { return err }
 
 func must(t *testing.T, err error, what string) {
 	t.Helper()
@@ -1195,7 +1199,7 @@ func testRevokeWhileRotating(t *testing.T, f *fixture) {
 	}
 	wg.Go(func() {
 		<-start
-		revokeErr = f.s.RevokeGrant(f.ctx, f.a.ID, g.ID, at)
+		_, revokeErr = f.s.RevokeGrant(f.ctx, f.a.ID, g.ID, at)
 	})
 	close(start)
 	wg.Wait()
@@ -1236,9 +1240,9 @@ func testRevokeGrant(t *testing.T, f *fixture) {
 	gB, hB := f.grant(t, f.b, u.ID, 90*day, 30*day)
 	t1, t2 := f.now.Add(time.Minute), f.now.Add(2*time.Minute)
 
-	wantErr(t, f.s.RevokeGrant(f.ctx, f.b.ID, g1.ID, t1), storage.ErrNotFound, "RevokeGrant(B, A's grant)")
-	wantErr(t, f.s.RevokeGrant(f.ctx, f.a.ID, gB.ID, t1), storage.ErrNotFound, "RevokeGrant(A, B's grant)")
-	wantErr(t, f.s.RevokeGrant(f.ctx, f.a.ID, "missing", t1), storage.ErrNotFound, "RevokeGrant(unknown)")
+	wantErr(t, errOf(f.s.RevokeGrant(f.ctx, f.b.ID, g1.ID, t1)), storage.ErrNotFound, "RevokeGrant(B, A's grant)")
+	wantErr(t, errOf(f.s.RevokeGrant(f.ctx, f.a.ID, gB.ID, t1)), storage.ErrNotFound, "RevokeGrant(A, B's grant)")
+	wantErr(t, errOf(f.s.RevokeGrant(f.ctx, f.a.ID, "missing", t1)), storage.ErrNotFound, "RevokeGrant(unknown)")
 	if g := f.grantByID(t, f.a.ID, g1.ID); g.RevokedAt != nil {
 		t.Fatal("RevokeGrant through B's ID revoked A's grant")
 	}
@@ -1246,13 +1250,13 @@ func testRevokeGrant(t *testing.T, f *fixture) {
 		t.Fatal("RevokeGrant through A's ID revoked B's grant")
 	}
 
-	must(t, f.s.RevokeGrant(f.ctx, f.a.ID, g1.ID, t1), "RevokeGrant")
+	must(t, errOf(f.s.RevokeGrant(f.ctx, f.a.ID, g1.ID, t1)), "RevokeGrant")
 	got := f.grantByID(t, f.a.ID, g1.ID)
 	if got.RevokedAt == nil {
 		t.Fatal("RevokeGrant left RevokedAt nil")
 	}
 	diff(t, "RevokedAt", t1, *got.RevokedAt)
-	must(t, f.s.RevokeGrant(f.ctx, f.a.ID, g1.ID, t2), "RevokeGrant(again)")
+	must(t, errOf(f.s.RevokeGrant(f.ctx, f.a.ID, g1.ID, t2)), "RevokeGrant(again)")
 	diff(t, "RevokedAt after a second revoke", t1, *f.grantByID(t, f.a.ID, g1.ID).RevokedAt)
 
 	if rt := f.token(t, f.a.ID, h1); rt.RevokedAt == nil {
@@ -1345,8 +1349,8 @@ func testRevokedGrants(t *testing.T, f *fixture) {
 	f.grant(t, f.a, u.ID, 90*day, 30*day) // never revoked
 	gB, _ := f.grant(t, f.b, u.ID, 90*day, 30*day)
 	tA, tB := f.now.Add(time.Minute), f.now.Add(3*time.Minute)
-	must(t, f.s.RevokeGrant(f.ctx, f.a.ID, gA.ID, tA), "RevokeGrant(A)")
-	must(t, f.s.RevokeGrant(f.ctx, f.b.ID, gB.ID, tB), "RevokeGrant(B)")
+	must(t, errOf(f.s.RevokeGrant(f.ctx, f.a.ID, gA.ID, tA)), "RevokeGrant(A)")
+	must(t, errOf(f.s.RevokeGrant(f.ctx, f.b.ID, gB.ID, tB)), "RevokeGrant(B)")
 
 	byID := cmpopts.SortSlices(func(x, y storage.RevokedGrant) bool { return x.GrantID < y.GrantID })
 	revA := storage.RevokedGrant{SiteID: f.a.ID, GrantID: gA.ID, RevokedAt: tA}
@@ -1374,9 +1378,9 @@ func testRevokedGrants(t *testing.T, f *fixture) {
 
 func testRevokedTokens(t *testing.T, f *fixture) {
 	exp := f.now.Add(time.Hour)
-	must(t, f.s.RevokeToken(f.ctx, &storage.RevokedToken{SiteID: f.a.ID, JTI: "jti-1", ExpiresAt: exp, RevokedAt: f.now}), "RevokeToken")
-	must(t, f.s.RevokeToken(f.ctx, &storage.RevokedToken{SiteID: f.a.ID, JTI: "jti-1", ExpiresAt: exp, RevokedAt: f.now}), "RevokeToken again (idempotent)")
-	must(t, f.s.RevokeToken(f.ctx, &storage.RevokedToken{SiteID: f.a.ID, JTI: "jti-old", ExpiresAt: f.now.Add(-time.Minute), RevokedAt: f.now}), "RevokeToken(expired)")
+	must(t, errOf(f.s.RevokeToken(f.ctx, &storage.RevokedToken{SiteID: f.a.ID, JTI: "jti-1", ExpiresAt: exp, RevokedAt: f.now})), "RevokeToken")
+	must(t, errOf(f.s.RevokeToken(f.ctx, &storage.RevokedToken{SiteID: f.a.ID, JTI: "jti-1", ExpiresAt: exp, RevokedAt: f.now})), "RevokeToken again (idempotent)")
+	must(t, errOf(f.s.RevokeToken(f.ctx, &storage.RevokedToken{SiteID: f.a.ID, JTI: "jti-old", ExpiresAt: f.now.Add(-time.Minute), RevokedAt: f.now})), "RevokeToken(expired)")
 	for _, tc := range []struct {
 		site *storage.Site
 		jti  string
@@ -1423,7 +1427,7 @@ func testListGrants(t *testing.T, f *fixture) {
 	g2, _ := f.grant(t, f.a, u2.ID, 90*day, 30*day)
 	g3, _ := f.grant(t, f.a, u1.ID, 90*day, 30*day)
 	g4, _ := f.grant(t, f.b, u1.ID, 90*day, 30*day)
-	must(t, f.s.RevokeGrant(f.ctx, f.a.ID, g3.ID, f.now), "RevokeGrant")
+	must(t, errOf(f.s.RevokeGrant(f.ctx, f.a.ID, g3.ID, f.now)), "RevokeGrant")
 
 	tests := []struct {
 		name           string
@@ -1475,7 +1479,7 @@ func testLiveGrants(t *testing.T, f *fixture) {
 		live = append(live, g)
 	}
 	revoked, _ := f.grant(t, f.a, u1.ID, 90*day, day)
-	must(t, f.s.RevokeGrant(f.ctx, f.a.ID, revoked.ID, f.now), "RevokeGrant")
+	must(t, errOf(f.s.RevokeGrant(f.ctx, f.a.ID, revoked.ID, f.now)), "RevokeGrant")
 	expired, _ := f.grant(t, f.a, u2.ID, time.Hour, time.Hour) // past its limit at `at`, created with live[0]
 	f.grant(t, f.b, u1.ID, 90*day, day)
 	at := f.now.Add(2 * time.Hour)
