@@ -97,6 +97,7 @@ func TestResourceAPIsThroughRedisOutage(t *testing.T) {
 	u.Host = proxy.addr()
 	ts := startServer(t, backend{name: "postgres+redis-via-proxy", databaseURL: sqltest.PostgresSchemaURL(t), redisURL: u.String()}, nil)
 	origin := ts.academy()
+	ops := startOps(t, ts)
 	keep := ts.studentToken(t, origin)
 	revoked := ts.studentToken(t, origin)
 	const viewer = `{ viewer { enrolledCourses(first: 5) { totalCount } } }`
@@ -111,7 +112,7 @@ func TestResourceAPIsThroughRedisOutage(t *testing.T) {
 			t.Fatalf("member API with Redis down: %v", d)
 		}
 	}
-	_, _, metrics := ts.get(t, "http://10.1.2.3:8080", "/metrics")
+	_, _, metrics := ops.get(t, "/metrics")
 	if !strings.Contains(string(metrics), "lectern_redis_breaker_open 1") {
 		t.Errorf("breaker metric with Redis down:\n%s", grepLines(string(metrics), "lectern_redis_breaker"))
 	}
@@ -128,7 +129,7 @@ func TestResourceAPIsThroughRedisOutage(t *testing.T) {
 		if code, _, body := ts.get(t, "http://10.1.2.3:8080", "/readyz"); code != 200 {
 			return fmt.Errorf("/readyz after Redis returned: %d %s", code, body)
 		}
-		_, _, metrics := ts.get(t, "http://10.1.2.3:8080", "/metrics")
+		_, _, metrics := ops.get(t, "/metrics")
 		if !strings.Contains(string(metrics), "lectern_redis_breaker_open 0") {
 			return fmt.Errorf("breaker still open:\n%s", grepLines(string(metrics), "lectern_redis_breaker"))
 		}
