@@ -155,9 +155,12 @@ func toSiteJSON(s *storage.Site) siteJSON {
 }
 
 func runSite(ctx context.Context, env *cmdEnv, args []string) error {
-	sub, args, err := subcommand(env, "site", []string{"create", "list", "update"}, args)
+	sub, args, err := subcommand(env, "site", []string{"create", "list", "update", "import"}, args)
 	if err != nil {
 		return err
+	}
+	if sub == "import" {
+		return runSiteImport(ctx, env, args)
 	}
 	var (
 		slug, name, origin, variant, description, locale, ref string

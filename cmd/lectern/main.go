@@ -37,7 +37,7 @@ func commands() map[string]command {
 		"serve":   {"serve every site (embedded default when DATABASE_URL is unset)", nil, runServe},
 		"migrate": {"apply pending database migrations and exit", nil, runMigrate},
 		"seed":    {"seed demo: create the demo sites, users, clients and catalog", []string{"demo"}, runSeed},
-		"site":    {"site create|list|update: manage sites", []string{"create", "list", "update"}, runSite},
+		"site":    {"site create|list|update|import: manage sites", []string{"create", "list", "update", "import"}, runSite},
 		"user":    {"user create: create a platform user", []string{"create"}, runUser},
 		"role":    {"role grant|revoke: give a user a role at a site", []string{"grant", "revoke"}, runRole},
 		"keys":    {"keys rotate: add a signing key to a site's ring", []string{"rotate"}, runKeys},
