@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"cmp"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -68,7 +69,13 @@ type Options struct {
 	// Logger receives key transitions and failures to persist them. Default:
 	// discard.
 	Logger *slog.Logger
+	// MaxRings bounds the rings kept in memory; beyond it the least
+	// recently used (approximately) is dropped. Default 100,000.
+	MaxRings int
 }
+
+// DefaultMaxRings is the default of Options.MaxRings.
+const DefaultMaxRings = 100_000
 
 // Manager keeps the key rings of all sites: it creates and rotates keys and
 // serves the signing key, public keys and JWKS of each site from a per-site
@@ -92,6 +99,29 @@ type Manager struct {
 	loads  singleflight.Group
 	// lastSweep is the UnixNano of the last eviction pass over idle rings.
 	lastSweep atomic.Int64
+	// perShard bounds each shard's rings (MaxRings / shardCount).
+	perShard int
+
+	hits, misses, evictions atomic.Uint64
+}
+
+// CacheStats counts ring look-ups, for the cache's hit-rate metrics.
+type CacheStats struct {
+	// Hits were served from memory, Misses loaded from the store.
+	Hits, Misses, Evictions uint64
+	Entries                 int
+}
+
+// Stats returns the ring cache's counters since the Manager was made.
+func (m *Manager) Stats() CacheStats {
+	n := 0
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.RLock()
+		n += len(sh.rings)
+		sh.mu.RUnlock()
+	}
+	return CacheStats{Hits: m.hits.Load(), Misses: m.misses.Load(), Evictions: m.evictions.Load(), Entries: n}
 }
 
 type shard struct {
@@ -115,7 +145,7 @@ func NewManager(store storage.KeyStore, kek []byte, opts *Options) (*Manager, er
 	if opts == nil {
 		opts = &Options{}
 	}
-	if opts.PrePublish < 0 || opts.Retain < 0 || opts.CacheTTL < 0 {
+	if opts.PrePublish < 0 || opts.Retain < 0 || opts.CacheTTL < 0 || opts.MaxRings < 0 {
 		return nil, errors.New("keys: Options durations must not be negative")
 	}
 	m := &Manager{
@@ -125,6 +155,7 @@ func NewManager(store storage.KeyStore, kek []byte, opts *Options) (*Manager, er
 		retain:     orDefault(opts.Retain, DefaultRetain),
 		ttl:        orDefault(opts.CacheTTL, DefaultCacheTTL),
 		log:        opts.Logger,
+		perShard:   max(1, cmp.Or(opts.MaxRings, DefaultMaxRings)/shardCount),
 	}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
@@ -299,6 +330,31 @@ func (m *Manager) Invalidate(site tenant.ID) {
 	m.loads.Forget(flightKey(site))
 }
 
+// makeRoom drops rings until one more fits under limit: of a sample of
+// eight (map iteration starts at a random place), the least recently used.
+// It returns how many it dropped. The caller holds sh.mu.
+func (sh *shard) makeRoom(limit int) int {
+	n := 0
+	for len(sh.rings) >= limit {
+		var (
+			victim tenant.ID
+			oldest int64
+			k      int
+		)
+		for id, r := range sh.rings {
+			if u := r.used.Load(); k == 0 || u < oldest {
+				victim, oldest = id, u
+			}
+			if k++; k == 8 {
+				break
+			}
+		}
+		delete(sh.rings, victim)
+		n++
+	}
+	return n
+}
+
 func (m *Manager) shard(site tenant.ID) *shard {
 	return &m.shards[uint64(site)%shardCount]
 }
@@ -312,8 +368,11 @@ func (m *Manager) ring(ctx context.Context, site tenant.ID) (*ring, error) {
 	r := sh.rings[site]
 	sh.mu.RUnlock()
 	if r != nil && time.Now().Before(r.expires) {
+		r.used.Store(time.Now().UnixNano())
+		m.hits.Add(1)
 		return r, nil
 	}
+	m.misses.Add(1)
 	return m.reload(ctx, site, r)
 }
 
@@ -358,8 +417,12 @@ func (m *Manager) load(ctx context.Context, site tenant.ID, prev *ring, gen uint
 	r := m.build(site, now, p, prev)
 
 	sh := m.shard(site)
+	r.used.Store(now.UnixNano())
 	sh.mu.Lock()
 	if sh.gen == gen {
+		if _, ok := sh.rings[site]; !ok {
+			m.evictions.Add(uint64(sh.makeRoom(m.perShard)))
+		}
 		sh.rings[site] = r
 	}
 	sh.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -30,6 +31,9 @@ type ring struct {
 	public    map[string]publishedKey
 	jwks      []byte
 	jwksErr   error
+
+	// used is the UnixNano of the last use, for eviction.
+	used atomic.Int64
 }
 
 type publishedKey struct {

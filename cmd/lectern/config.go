@@ -64,7 +64,8 @@ func (c *config) serving(fs *cmdFlags) {
 	fs.str(&c.TrustedProxies, "trusted-proxies", "LECTERN_TRUSTED_PROXIES", "", "comma-separated IPs/CIDRs whose X-Forwarded-Host/-Proto are trusted")
 	fs.str(&c.FilesURL, "files-url", "LECTERN_FILES_URL", "", "where uploaded files go: s3://<bucket>[/<prefix>]?endpoint=<host:port>&region=<r> (credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY); empty: <data-dir>/uploads, for one replica only")
 	fs.str(&c.DebugAddr, "debug-addr", "LECTERN_DEBUG_ADDR", "", "if set, serve net/http/pprof on this address (keep it on loopback)")
-	fs.duration(&c.SiteCacheTTL, "site-cache-ttl", "LECTERN_SITE_CACHE_TTL", 5*time.Second, "how long a replica trusts its copy of a site without a change broadcast")
+	fs.duration(&c.SiteCacheTTL, "site-cache-ttl", "LECTERN_SITE_CACHE_TTL", time.Minute, "how long a replica serves its copy of a site before revalidating it in the background (bounds staleness when a change broadcast is lost)")
+	fs.integer(&c.SiteCacheEntries, "site-cache-entries", "LECTERN_SITE_CACHE_ENTRIES", 100_000, "hosts a replica keeps in memory (least recently used dropped first)")
 	fs.boolean(&c.DemoSeed, "demo-seed", "LECTERN_DEMO_SEED", true, "seed the demo sites on the first embedded start")
 }
 

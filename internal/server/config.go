@@ -36,6 +36,9 @@ type Config struct {
 	// SiteCacheTTL is how long a replica trusts its copy of a site
 	// without a change broadcast (--site-cache-ttl).
 	SiteCacheTTL time.Duration
+	// SiteCacheEntries bounds the hosts the resolver keeps in memory
+	// (--site-cache-entries; 0: tenant.DefaultResolverEntries).
+	SiteCacheEntries int
 	// AccessLog logs every request (--access-log).
 	AccessLog bool
 

@@ -49,7 +49,7 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	s := &Server{
 		app:      a,
 		echo:     echo.New(),
-		resolver: tenant.NewResolver(a.Store, &tenant.ResolverOptions{TTL: a.Config.SiteCacheTTL}),
+		resolver: tenant.NewResolver(a.Store, &tenant.ResolverOptions{TTL: a.Config.SiteCacheTTL, MaxEntries: a.Config.SiteCacheEntries}),
 		registry: prometheus.NewRegistry(),
 	}
 	if s.files, err = openFiles(ctx, a.Config); err != nil {
@@ -58,7 +58,8 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	if err := s.buildHandlers(); err != nil {
 		return nil, err
 	}
-	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		cacheCollector{sites: s.resolver, keys: a.Keys})
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
