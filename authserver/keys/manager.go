@@ -217,7 +217,7 @@ func (m *Manager) Rotate(ctx context.Context, site tenant.ID, activateIn time.Du
 	if activateIn == 0 {
 		// Load the ring now so the promotion is persisted before we answer;
 		// if this fails, the next load anywhere persists it.
-		if r, err := m.ring(ctx, site); err == nil && r.signer != nil && r.signer.KID == k.KID {
+		if r, err := m.ring(ctx, site); err == nil && r.signerRow != nil && r.signerRow.KID == k.KID {
 			k.State = storage.KeyActive
 		}
 	}
@@ -273,13 +273,14 @@ func (m *Manager) SigningKey(ctx context.Context, site tenant.ID) (*SigningKey, 
 	if err != nil {
 		return nil, err
 	}
-	if r.signerErr != nil {
-		return nil, r.signerErr
+	sk, err := m.signingKey(site, r)
+	if err != nil {
+		return nil, err
 	}
-	if r.signer == nil {
+	if sk == nil {
 		return nil, ErrNoSigningKey
 	}
-	return r.signer, nil
+	return sk, nil
 }
 
 // PublicKey returns the published key kid of site (active, next, or
