@@ -2,7 +2,7 @@
 GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: run test test-short bench lint build clean
+.PHONY: run test test-short bench bench-scale bench-scale-short lint build clean
 
 ## run: serve the embedded default (SQLite + in-memory cache under ./data, demo seed)
 run:
@@ -22,6 +22,14 @@ test:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
 	scripts/bench-load.sh
+
+## bench-scale: 10, 1,000 and 10,000 sites on PostgreSQL + Redis: import, start-up, memory, latency (docs/SCALE.md)
+bench-scale:
+	scripts/bench-scale.sh
+
+## bench-scale-short: the CI subset of bench-scale (10 and 200 sites, a few seconds)
+bench-scale-short:
+	BENCH_SCALE_SHORT=1 scripts/bench-scale.sh
 
 ## lint: gofmt, go vet, staticcheck
 lint:

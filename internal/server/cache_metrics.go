@@ -4,16 +4,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lectern/lectern/authserver/keys"
+	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/tenant"
 )
 
 // cacheCollector exports the in-process per-site caches (the Host → site
-// resolver and the key rings): look-ups by result, evictions and size, so
+// resolver, the key rings and the serialized metadata documents): look-ups by result, evictions and size, so
 // that a hit rate is sum(rate(lectern_cache_requests_total{result=~"hit|stale"}))
-// over the total. Both caches are bounded by entries.
+// over the total. Each is bounded, by entries or bytes.
 type cacheCollector struct {
 	sites *tenant.Resolver
 	keys  *keys.Manager
+	docs  *discovery.Handler
 }
 
 var (
@@ -24,12 +26,15 @@ var (
 		"Entries dropped to keep an in-process cache within its bound.", []string{"cache"}, nil)
 	cacheEntriesDesc = prometheus.NewDesc("lectern_cache_entries",
 		"Entries held by an in-process cache.", []string{"cache"}, nil)
+	cacheBytesDesc = prometheus.NewDesc("lectern_cache_bytes",
+		"Bytes held by an in-process cache bounded by size.", []string{"cache"}, nil)
 )
 
 func (c cacheCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- cacheRequestsDesc
 	ch <- cacheEvictionsDesc
 	ch <- cacheEntriesDesc
+	ch <- cacheBytesDesc
 }
 
 func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
@@ -47,4 +52,10 @@ func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(cacheRequestsDesc, k.Misses, "key_rings", "miss")
 	counter(cacheEvictionsDesc, k.Evictions, "key_rings")
 	ch <- prometheus.MustNewConstMetric(cacheEntriesDesc, prometheus.GaugeValue, float64(k.Entries), "key_rings")
+	d := c.docs.Stats()
+	counter(cacheRequestsDesc, d.Hits, "metadata_documents", "hit")
+	counter(cacheRequestsDesc, d.Misses, "metadata_documents", "miss")
+	counter(cacheEvictionsDesc, d.Evictions, "metadata_documents")
+	ch <- prometheus.MustNewConstMetric(cacheEntriesDesc, prometheus.GaugeValue, float64(d.Entries), "metadata_documents")
+	ch <- prometheus.MustNewConstMetric(cacheBytesDesc, prometheus.GaugeValue, float64(d.Bytes), "metadata_documents")
 }

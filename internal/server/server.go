@@ -58,8 +58,7 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	if err := s.buildHandlers(); err != nil {
 		return nil, err
 	}
-	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		cacheCollector{sites: s.resolver, keys: a.Keys})
+	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
@@ -101,6 +100,7 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	e.Match(getHead, "/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry})))
 
 	disc := discovery.NewHandler(a.Keys, a.Logger)
+	s.registry.MustRegister(cacheCollector{sites: s.resolver, keys: a.Keys, docs: disc})
 	e.Match(getHead, vocab.ProtectedResourcePath, echo.WrapHandler(http.HandlerFunc(disc.ProtectedResource)))
 	e.Match(getHead, vocab.AuthorizationServerPath, echo.WrapHandler(http.HandlerFunc(disc.AuthorizationServer)))
 	e.Match(getHead, vocab.OpenIDConfigurationPath, echo.WrapHandler(http.HandlerFunc(disc.AuthorizationServer)))
