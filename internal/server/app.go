@@ -69,8 +69,8 @@ func Open(ctx context.Context, cfg *Config, logger *slog.Logger, o OpenOptions) 
 		if err != nil {
 			return nil, err
 		}
-		if v < len(migs) {
-			return nil, fmt.Errorf("the database schema is at version %d, this binary needs %d: run 'lectern migrate' first", v, len(migs))
+		if need := sqlstore.LatestVersion(migs); v < need {
+			return nil, fmt.Errorf("the database schema is at version %d, this binary needs %d: run 'lectern migrate' first", v, need)
 		}
 	}
 	if cfg.RedisURL == "" {

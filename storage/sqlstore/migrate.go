@@ -68,7 +68,7 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	known := len(set.list)
+	known := LatestVersion(set.list)
 	var (
 		gooseDialect = database.DialectSQLite3
 		locker       lock.SessionLocker

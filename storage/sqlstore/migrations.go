@@ -74,18 +74,20 @@ func renderMigrations(dialect string) (*migrationSet, error) {
 		return nil, err
 	}
 	set := &migrationSet{fsys: fstest.MapFS{}}
-	for i, file := range names { // Glob sorts, and versions are zero-padded
+	prev := 0
+	for _, file := range names { // Glob sorts, and versions are zero-padded
 		name := path.Base(file)
 		num, rest, ok := strings.Cut(strings.TrimSuffix(name, ".sql"), "_")
 		v, err := strconv.Atoi(num)
 		if !ok || err != nil || v <= 0 {
 			return nil, fmt.Errorf("sqlstore: migration file %s is not NNNN_name.sql", name)
 		}
-		// cmd/lectern compares the schema version with the number of
-		// migrations, so versions must be 1..n.
-		if v != i+1 {
-			return nil, fmt.Errorf("sqlstore: migrations must be numbered 1..n without gaps; found %d at position %d", v, i+1)
+		// Versions increase; gaps are allowed (parallel branches take
+		// numbers of their own). The binary's schema version is the last.
+		if v <= prev {
+			return nil, fmt.Errorf("sqlstore: migration %s repeats or goes back from version %d", name, prev)
 		}
+		prev = v
 		body, err := fs.ReadFile(migrationFS, file)
 		if err != nil {
 			return nil, err
@@ -105,4 +107,13 @@ func renderMigrations(dialect string) (*migrationSet, error) {
 		return nil, fmt.Errorf("sqlstore: no migrations embedded")
 	}
 	return set, nil
+}
+
+// LatestVersion is the schema version a binary with migrations migs needs:
+// the last one's (versions may have gaps).
+func LatestVersion(migs []Migration) int {
+	if len(migs) == 0 {
+		return 0
+	}
+	return migs[len(migs)-1].Version
 }

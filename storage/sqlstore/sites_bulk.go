@@ -72,6 +72,9 @@ func (s *Store) CreateSitesWithKeys(ctx context.Context, sites []*storage.Site, 
 		}
 		for _, k := range keys {
 			k.CreatedAt, k.ActivatesAt = k.CreatedAt.UTC(), k.ActivatesAt.UTC()
+			if k.RotateAt != nil {
+				k.RotateAt = ptrUTC(*k.RotateAt)
+			}
 		}
 		if len(keys) == 0 {
 			return nil

@@ -146,7 +146,7 @@ func (s *Store) checkIfCurrent(ctx context.Context) error {
 		return err
 	}
 	v, err := s.schemaVersion(ctx, s.sqlDB)
-	if err != nil || v != len(set.list) {
+	if err != nil || v != LatestVersion(set.list) {
 		return err
 	}
 	return s.CheckSchema(ctx)
