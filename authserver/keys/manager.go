@@ -69,6 +69,14 @@ type Options struct {
 	// Logger receives key transitions and failures to persist them. Default:
 	// discard.
 	Logger *slog.Logger
+	// PreviousKEKs are key-encryption keys that sealed rows before the
+	// current one: rows sealed under them still open (during a KEK
+	// rotation, until `lectern kek rotate` re-sealed them all).
+	PreviousKEKs [][]byte
+	// RotationPeriod is how long a key signs before the scheduler replaces
+	// it, unless a site overrides it; it sets each new key's RotateAt.
+	// Default 90 days.
+	RotationPeriod time.Duration
 	// MaxRings bounds the rings kept in memory; beyond it the least
 	// recently used (approximately) is dropped. Default 100,000.
 	MaxRings int
@@ -93,6 +101,7 @@ type Manager struct {
 	prePublish time.Duration
 	retain     time.Duration
 	ttl        time.Duration
+	period     time.Duration
 	log        *slog.Logger
 
 	shards [shardCount]shard
@@ -138,14 +147,14 @@ func NewManager(store storage.KeyStore, kek []byte, opts *Options) (*Manager, er
 	if store == nil {
 		return nil, errors.New("keys: NewManager needs a key store")
 	}
-	sealer, err := NewSealer(kek)
-	if err != nil {
-		return nil, err
-	}
 	if opts == nil {
 		opts = &Options{}
 	}
-	if opts.PrePublish < 0 || opts.Retain < 0 || opts.CacheTTL < 0 || opts.MaxRings < 0 {
+	sealer, err := NewSealer(kek, opts.PreviousKEKs...)
+	if err != nil {
+		return nil, err
+	}
+	if opts.PrePublish < 0 || opts.Retain < 0 || opts.CacheTTL < 0 || opts.MaxRings < 0 || opts.RotationPeriod < 0 {
 		return nil, errors.New("keys: Options durations must not be negative")
 	}
 	m := &Manager{
@@ -156,6 +165,7 @@ func NewManager(store storage.KeyStore, kek []byte, opts *Options) (*Manager, er
 		ttl:        orDefault(opts.CacheTTL, DefaultCacheTTL),
 		log:        opts.Logger,
 		perShard:   max(1, cmp.Or(opts.MaxRings, DefaultMaxRings)/shardCount),
+		period:     orDefault(opts.RotationPeriod, DefaultRotationPeriod),
 	}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
@@ -253,6 +263,7 @@ func (m *Manager) newKey(site tenant.ID, state string, now, activatesAt time.Tim
 	if err != nil {
 		return nil, err
 	}
+	rotateAt := RotationDue(site, activatesAt, m.period).UTC()
 	return &storage.SiteKey{
 		SiteID:        site,
 		KID:           jwk.KeyID,
@@ -261,6 +272,7 @@ func (m *Manager) newKey(site tenant.ID, state string, now, activatesAt time.Tim
 		SealedPrivate: sealed,
 		State:         state,
 		ActivatesAt:   activatesAt.UTC(),
+		RotateAt:      &rotateAt,
 		CreatedAt:     now.UTC(),
 	}, nil
 }
