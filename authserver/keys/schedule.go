@@ -50,6 +50,9 @@ func (m *Manager) rotationStore() (storage.RotationStore, error) {
 	return rs, nil
 }
 
+// RotationPeriod is the platform's rotation period (Options.RotationPeriod).
+func (m *Manager) RotationPeriod() time.Duration { return m.period }
+
 // Reschedule sets when the site's active key rotates for a new period (a
 // changed site setting): its activation + period ± the site's jitter, but
 // never in the past, so shortening a period does not rotate at once.

@@ -369,9 +369,12 @@ func runRole(ctx context.Context, env *cmdEnv, args []string) error {
 }
 
 func runKeys(ctx context.Context, env *cmdEnv, args []string) error {
-	_, args, err := subcommand(env, "keys", []string{"rotate"}, args)
+	sub, args, err := subcommand(env, "keys", []string{"rotate", "status"}, args)
 	if err != nil {
 		return err
+	}
+	if sub == "status" {
+		return runKeysStatus(ctx, env, args)
 	}
 	var (
 		ref        string

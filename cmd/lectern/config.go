@@ -23,6 +23,8 @@ type config struct {
 	LogFormat string
 	DebugAddr string
 	DemoSeed  bool
+	// rotationFlag is --key-rotation, read after parsing.
+	rotationFlag *bool
 }
 
 // connection defines the flags every command uses to open the app: the
@@ -34,6 +36,8 @@ func (c *config) connection(fs *cmdFlags, serving bool) {
 		fs.str(&c.DataDir, "data-dir", "LECTERN_DATA_DIR", "./data", "directory of the embedded default (database, generated KEK)")
 		fs.str(&c.KEK, "kek", "LECTERN_KEK", "", "key-encryption key: base64 of 32 bytes")
 		fs.str(&c.KEKFile, "kek-file", "LECTERN_KEK_FILE", "", "file holding the key-encryption key (base64)")
+		fs.str(&c.KEKPrevious, "kek-previous", "LECTERN_KEK_PREVIOUS", "", "previous key-encryption keys, comma-separated: rows sealed under them still open while `lectern kek rotate` re-seals them")
+		fs.duration(&c.KeyRotationPeriod, "key-rotation-period", "LECTERN_KEY_ROTATION_PERIOD", 90*24*time.Hour, "how long a signing key signs before it is rotated (a site's key_rotation_days setting overrides it)")
 		fs.str(&c.RedisURL, "redis-url", "REDIS_URL", "", "Redis URL (redis://...); empty: in-memory cache (one process only)")
 		fs.str(&c.RedisPrefix, "redis-prefix", "LECTERN_REDIS_PREFIX", "", "prefix of every Redis key and channel, to share one Redis between deployments")
 		if serving {
@@ -67,6 +71,10 @@ func (c *config) serving(fs *cmdFlags) {
 	fs.duration(&c.SiteCacheTTL, "site-cache-ttl", "LECTERN_SITE_CACHE_TTL", time.Minute, "how long a replica serves its copy of a site before revalidating it in the background (bounds staleness when a change broadcast is lost)")
 	fs.integer(&c.SiteCacheEntries, "site-cache-entries", "LECTERN_SITE_CACHE_ENTRIES", 100_000, "hosts a replica keeps in memory (least recently used dropped first)")
 	fs.boolean(&c.DemoSeed, "demo-seed", "LECTERN_DEMO_SEED", true, "seed the demo sites on the first embedded start")
+	fs.duration(&c.KeyPrePublish, "key-pre-publish", "LECTERN_KEY_PRE_PUBLISH", 24*time.Hour, "how long a scheduled next signing key is in the JWKS before it signs")
+	var rotate bool
+	fs.boolean(&rotate, "key-rotation", "LECTERN_KEY_ROTATION", true, "run the key rotation scheduler on this replica (one replica at a time works, by a lease)")
+	c.rotationFlag = &rotate
 }
 
 // port is the port of Addr, for the demo origins.

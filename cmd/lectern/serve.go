@@ -35,6 +35,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
+	cfg.KeyRotationOff = !*cfg.rotationFlag
 	logger, err := cfg.logger(os.Stderr)
 	if err != nil {
 		return err

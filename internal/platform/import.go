@@ -306,6 +306,9 @@ func (p *Platform) createBatch(ctx context.Context, bulk bulkSiteStore, fresh []
 	}
 	for i, pd := range fresh {
 		pd.res.Status, pd.res.SiteID = ImportCreated, sites[i].ID
+		if err := p.reschedule(ctx, sites[i].ID, KeyRotationDays(sites[i])); err != nil {
+			return err
+		}
 	}
 	// New sites are in no replica's cache; what replicas may hold is the
 	// negative answer for their hosts, which one message clears.

@@ -84,11 +84,11 @@ func Open(ctx context.Context, cfg *Config, logger *slog.Logger, o OpenOptions) 
 		}
 		a.Cache = rc
 	}
-	kek, err := keys.LoadKEK(cfg.KEK, cfg.KEKFile, cfg.kekGenerateDir())
+	kek, previous, err := keys.LoadKEKs(cfg.KEK, cfg.KEKPrevious, cfg.KEKFile, cfg.kekGenerateDir())
 	if err != nil {
 		return nil, err
 	}
-	a.Keys, err = keys.NewManager(a.Store, kek, &keys.Options{Logger: logger})
+	a.Keys, err = keys.NewManager(a.Store, kek, &keys.Options{Logger: logger, PreviousKEKs: previous, RotationPeriod: cfg.KeyRotationPeriod})
 	if err != nil {
 		return nil, err
 	}

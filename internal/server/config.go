@@ -23,6 +23,19 @@ type Config struct {
 	// KEK or KEKFile is the key-encryption key; with neither, the embedded
 	// default generates one under DataDir (--kek, --kek-file).
 	KEK, KEKFile string
+	// KEKPrevious are comma-separated previous key-encryption keys, which
+	// still open rows during a KEK rotation (--kek-previous).
+	KEKPrevious string
+	// KeyRotationPeriod is how long a signing key signs before the
+	// scheduler replaces it, unless a site sets its own; 0 means the
+	// default, 90 days (--key-rotation-period).
+	KeyRotationPeriod time.Duration
+	// KeyPrePublish is how long a scheduled next key is in the JWKS before
+	// it signs; 0 means 24 h (--key-pre-publish).
+	KeyPrePublish time.Duration
+	// KeyRotationOff stops this replica from running the rotation
+	// scheduler (--key-rotation=false).
+	KeyRotationOff bool
 	// DataDir holds the embedded database, a generated KEK and, without
 	// FilesURL, the uploads (--data-dir).
 	DataDir string

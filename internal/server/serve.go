@@ -40,6 +40,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          nil,
 	}
 	go s.housekeeping(watchCtx)
+	if !s.app.Config.KeyRotationOff {
+		sched, err := s.app.Platform.KeyScheduler(s.app.Config.KeyPrePublish)
+		if err != nil {
+			return err
+		}
+		go sched.Run(watchCtx)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	s.app.Logger.Info("listening", "addr", ln.Addr().String(), "database", s.app.Store.Dialect(), "cache", cacheKind(s.app.Config))
