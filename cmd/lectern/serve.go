@@ -15,6 +15,7 @@ import (
 
 	"github.com/lectern/lectern/internal/demo"
 	"github.com/lectern/lectern/internal/server"
+	"github.com/lectern/lectern/internal/telemetry"
 	"github.com/lectern/lectern/storage"
 )
 
@@ -48,6 +49,17 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	if env.getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
+	// Traces go where the standard OTEL_* variables say; without an
+	// endpoint tracing stays off.
+	stopTracing, err := telemetry.Setup(ctx, env.getenv, buildVersion())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := stopTracing(context.WithoutCancel(ctx)); err != nil {
+			logger.Warn("flushing traces failed", "err", err)
+		}
+	}()
 	a, err := server.Open(ctx, &cfg.Config, logger, server.OpenOptions{RequireCurrentSchema: true})
 	if err != nil {
 		return err
@@ -138,4 +150,13 @@ func servePprof(addr string, logger *slog.Logger) {
 	if err := srv.ListenAndServe(); err != nil {
 		logger.Error("pprof", "err", err)
 	}
+}
+
+// buildVersion is the module version the binary was built from, for the
+// service.version of traces.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "devel"
 }

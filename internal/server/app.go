@@ -47,7 +47,7 @@ func Open(ctx context.Context, cfg *Config, logger *slog.Logger, o OpenOptions) 
 		}
 	}()
 	var err error
-	a.Store, err = sqlstore.Open(ctx, cfg.EffectiveDatabaseURL(), &sqlstore.Options{Logger: logger, MaxOpenConns: cfg.DBMaxConns})
+	a.Store, err = sqlstore.Open(ctx, cfg.EffectiveDatabaseURL(), &sqlstore.Options{Logger: logger, MaxOpenConns: cfg.DBMaxConns, TracerProvider: cfg.TracerProvider})
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func Open(ctx context.Context, cfg *Config, logger *slog.Logger, o OpenOptions) 
 	} else {
 		// Assigned only on success: a nil *Redis in the interface would
 		// not be nil, and closing it on the way out would panic.
-		rc, err := cache.NewRedis(ctx, cfg.RedisURL, &cache.RedisOptions{Prefix: cfg.RedisPrefix, NoAutoPipeline: !cfg.RedisAutoPipeline})
+		rc, err := cache.NewRedis(ctx, cfg.RedisURL, &cache.RedisOptions{Prefix: cfg.RedisPrefix, NoAutoPipeline: !cfg.RedisAutoPipeline, TracerProvider: cfg.TracerProvider})
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,8 @@ import (
 	"crypto/x509"
 	"path/filepath"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config holds the process settings the wiring needs. The CLI fills it
@@ -54,6 +56,12 @@ type Config struct {
 	SiteCacheEntries int
 	// AccessLog logs every request (--access-log).
 	AccessLog bool
+
+	// TracerProvider receives the spans of HTTP requests, SQL statements
+	// and Redis commands. Nil: the global provider (cmd/lectern installs
+	// one from the OTEL_* variables, or leaves the no-op). Tests pass one
+	// with an in-memory exporter.
+	TracerProvider trace.TracerProvider
 
 	// CIMDTestRoots lets the CIMD fetcher reach an httptest TLS server on
 	// loopback. Test-only: no flag or environment variable sets it.

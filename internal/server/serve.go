@@ -31,7 +31,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.app.Logger.Warn("change broadcasts not subscribed yet; serving anyway")
 	}
 	hs := &http.Server{
-		Handler:           s.echo,
+		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,

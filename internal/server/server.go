@@ -27,8 +27,10 @@ import (
 // Server is the HTTP side of the app: every handler, mounted on one echo
 // router, and the lifecycle of serving them (Serve).
 type Server struct {
-	app      *App
-	echo     *echo.Echo
+	app  *App
+	echo *echo.Echo
+	// handler is echo under the OpenTelemetry HTTP instrumentation.
+	handler  http.Handler
 	resolver *tenant.Resolver
 	registry *prometheus.Registry
 	verifier *bearer.Verifier
@@ -81,7 +83,7 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	isUpload := func(c echo.Context) bool {
 		return c.Request().Method == http.MethodPost && c.Request().URL.Path == adminapi.BasePath+"/files"
 	}
-	e.Use(s.metrics(),
+	e.Use(s.metrics(), traceRoute,
 		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "1M", Skipper: isUpload}),
 		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
 			Limit:   strconv.Itoa(adminapi.UploadBodyLimit) + "B",
@@ -129,6 +131,7 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	s.mountAgentDocs()
 	s.mountAdminAPI()
 	s.mountWeb()
+	s.handler = tracedHandler(e, a.Config.TracerProvider)
 	return s, nil
 }
 
@@ -153,7 +156,7 @@ func (s *Server) buildHandlers() error {
 }
 
 // ServeHTTP answers r through the router, as Serve does.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // Router is the echo router, for a caller that adds routes of its own
 // before Serve (tests add a slow one).

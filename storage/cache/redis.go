@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lectern/lectern/storage"
 )
@@ -57,6 +60,9 @@ type RedisOptions struct {
 	// connections and then stalls fails requests fast instead of holding
 	// them.
 	OpTimeout time.Duration
+	// TracerProvider receives a span per command (redisotel); nil: the
+	// global one, a no-op unless tracing is configured.
+	TracerProvider trace.TracerProvider
 }
 
 // DefaultOpTimeout is go-redis' own read timeout.
@@ -77,6 +83,8 @@ const DefaultOpTimeout = 3 * time.Second
 type Redis struct {
 	rdb       *redis.Client
 	ap        *redis.AutoPipeliner // nil with NoAutoPipeline
+	tracer    trace.Tracer         // spans for autopipelined commands (tracing.go)
+	piped     sync.Map             // commands in the autopipeliner: redisotel leaves them to submit
 	opTimeout time.Duration
 	prefix    string
 	limiter   *redis_rate.Limiter
@@ -120,6 +128,7 @@ func NewRedis(ctx context.Context, url string, opts *RedisOptions) (*Redis, erro
 	ro.ContextTimeoutEnabled = true
 
 	rdb := redis.NewClient(ro)
+	tp := cmp.Or[trace.TracerProvider](o.TracerProvider, otel.GetTracerProvider())
 	r := &Redis{
 		rdb:       rdb,
 		prefix:    o.Prefix,
@@ -127,9 +136,14 @@ func NewRedis(ctx context.Context, url string, opts *RedisOptions) (*Redis, erro
 		incr:      redis.NewScript(incrScript),
 		closing:   make(chan struct{}),
 		opTimeout: o.OpTimeout,
+		tracer:    tp.Tracer(tracerName),
 	}
 	if r.opTimeout <= 0 {
 		r.opTimeout = DefaultOpTimeout
+	}
+	if err := r.instrument(tp); err != nil {
+		_ = rdb.Close()
+		return nil, err
 	}
 	if err := r.Ping(ctx); err != nil {
 		_ = rdb.Close()
@@ -162,7 +176,7 @@ func (r *Redis) run(ctx context.Context, cmd redis.Cmder) error {
 	if r.ap == nil {
 		return r.rdb.Process(ctx, cmd)
 	}
-	return r.ap.Submit(ctx, cmd).WaitContext(ctx)
+	return r.submit(ctx, cmd)
 }
 
 func (r *Redis) key(k string) string { return r.prefix + k }

@@ -18,6 +18,7 @@ import (
 	"github.com/glebarez/sqlite"
 	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/driver/postgres"
+	"go.opentelemetry.io/otel/trace"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
@@ -38,6 +39,10 @@ type Options struct {
 	MaxOpenConns int
 	// SlowQuery is the threshold for slow-query warnings. Default 200ms.
 	SlowQuery time.Duration
+	// TracerProvider receives a span per gorm statement (without the
+	// statements' values). Nil: the global provider, a no-op unless
+	// tracing is configured.
+	TracerProvider trace.TracerProvider
 }
 
 // Store implements storage.Store on gorm.
@@ -103,6 +108,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	db, err := gorm.Open(dialector, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: open %s: %w", dialect, mapErr(err))
+	}
+	if err := db.Use(newTracingPlugin(opts.TracerProvider, dialect)); err != nil {
+		return nil, fmt.Errorf("sqlstore: tracing: %w", err)
 	}
 	sqlDB, err := db.DB()
 	if err != nil {
