@@ -36,7 +36,7 @@ func Enabled(getenv func(string) string) (bool, error) {
 // environment enables tracing (see Enabled), exporting over OTLP: gRPC when
 // OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL is
 // "grpc", HTTP/protobuf otherwise. The exporters read endpoint, headers,
-// TLS and timeouts from the standard variables; the SDK reads the sampler
+// TLS and timeouts from the process environment (the standard variables); the SDK reads the sampler
 // (OTEL_TRACES_SAMPLER) and resource (OTEL_SERVICE_NAME,
 // OTEL_RESOURCE_ATTRIBUTES). The returned function flushes and stops it;
 // with tracing off it does nothing.

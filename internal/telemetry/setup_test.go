@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync/atomic"
 	"testing"
 
@@ -46,8 +47,10 @@ func TestSetupExportsOverOTLPHTTP(t *testing.T) {
 	defer collector.Close()
 	prev := otel.GetTracerProvider()
 	defer otel.SetTracerProvider(prev)
-	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": collector.URL, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}
-	stop, err := Setup(context.Background(), func(k string) string { return env[k] }, "test")
+	// The exporter reads the process environment itself, as in production.
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+	stop, err := Setup(context.Background(), os.Getenv, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
