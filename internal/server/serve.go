@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -21,7 +22,10 @@ const ShutdownGrace = 25 * time.Second
 // broadcasts, and while it answers it runs the periodic housekeeping.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	watchCtx, stopWatch := context.WithCancel(context.Background())
-	defer stopWatch()
+	// Background work stops before Serve returns and the caller closes
+	// the store under it.
+	var bg sync.WaitGroup
+	defer func() { stopWatch(); bg.Wait() }()
 	// Start serving only once change broadcasts arrive (or after a few
 	// seconds without them: an unreachable cache must not block start-up;
 	// /readyz reports it).
@@ -45,7 +49,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		if err != nil {
 			return err
 		}
-		go sched.Run(watchCtx)
+		bg.Go(func() { sched.Run(watchCtx) })
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

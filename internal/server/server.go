@@ -60,7 +60,8 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	if err := s.buildHandlers(); err != nil {
 		return nil, err
 	}
-	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		dependencyCollector{a})
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
