@@ -85,4 +85,3 @@ func Setup(ctx context.Context, getenv func(string) string, version string) (fun
 func NewProvider(opts ...sdktrace.TracerProviderOption) *sdktrace.TracerProvider {
 	return sdktrace.NewTracerProvider(append([]sdktrace.TracerProviderOption{sdktrace.WithSpanProcessor(SiteProcessor{})}, opts...)...)
 }
-
