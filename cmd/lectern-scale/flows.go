@@ -99,6 +99,9 @@ func (r *run) prepareFlows(ctx context.Context) (*flows, error) {
 // client once (remembered afterwards), keeping one access token per client.
 func (f *flows) signIn(r *run) error {
 	f.browser = oauthtest.NewBrowser(r.target)
+	if tr, ok := f.browser.Client.Transport.(*http.Transport); ok {
+		tr.MaxIdleConnsPerHost = 64 // keep-alive for every worker at each flow site
+	}
 	for _, c := range f.clients {
 		v := verifier()
 		out, err := f.browser.Authorize(f.authURL(c, v), oauthtest.Options{Email: flowEmail, Password: flowPassword})
@@ -134,7 +137,13 @@ func (f *flows) authURL(c flowClient, verifier string) string {
 func (f *flows) exchange(c flowClient, code, verifier string) (string, error) {
 	form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {redirectURI},
 		"client_id": {c.id}, "code_verifier": {verifier}, "resource": {f.origin(c.site)}}
-	resp, err := f.r.http.PostForm(f.origin(c.site)+"/api/oauth/token", form)
+	req, err := http.NewRequest(http.MethodPost, "http://"+f.r.target+"/api/oauth/token", strings.NewReader(form.Encode()))
+	if err != nil {
+		return "", err
+	}
+	req.Host = f.r.host(c.site)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := f.r.http.Do(req)
 	if err != nil {
 		return "", err
 	}
@@ -178,7 +187,8 @@ func (f *flows) codeFlow(rng *mrand.Rand) error {
 // userinfo reads the student's claims with a random token.
 func (f *flows) userinfo(rng *mrand.Rand) error {
 	t := f.tokens[rng.IntN(len(f.tokens))]
-	req, _ := http.NewRequest(http.MethodGet, f.origin(t.site)+"/api/oauth/userinfo", nil)
+	req, _ := http.NewRequest(http.MethodGet, "http://"+f.r.target+"/api/oauth/userinfo", nil)
+	req.Host = f.r.host(t.site)
 	req.Header.Set("Authorization", "Bearer "+t.access)
 	resp, err := f.r.http.Do(req)
 	if err != nil {
