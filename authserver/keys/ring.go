@@ -178,7 +178,12 @@ func (m *Manager) build(site tenant.ID, now time.Time, p *plan, prev *ring) *rin
 		r.jwks = b
 	}
 	if s := p.signer; s != nil {
-		r.signerRow = s
+		// A copy of the row, not a pointer into the rows read: that would
+		// keep the whole result slice (every key of the ring, and the
+		// slice's spare capacity) alive with the ring, some 4 KB a site.
+		row := storage.SiteKey{SiteID: s.SiteID, KID: s.KID, SealedPrivate: s.SealedPrivate, State: s.State,
+			ActivatesAt: s.ActivatesAt, RetiredAt: s.RetiredAt, RotateAt: s.RotateAt, CreatedAt: s.CreatedAt}
+		r.signerRow = &row
 		if pk := r.public[s.KID]; pk.err != nil {
 			r.signerErr = pk.err
 		} else {
