@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 
 	"github.com/lectern/lectern/authserver/password"
 	"github.com/lectern/lectern/authserver/scope"
@@ -38,8 +37,8 @@ type flows struct {
 	sites   []int
 	clients []flowClient
 	browser *oauthtest.Browser
-
-	mu     sync.Mutex
+	// tokens are written by signIn before the load runs and only read
+	// during them.
 	tokens []flowToken
 }
 

@@ -117,7 +117,7 @@ func TestTraces(t *testing.T) {
 		t.Errorf("server span named %q; want the route", server.Name())
 	}
 	if v, ok := attr(server, telemetry.SiteIDKey); !ok || v.AsInt64() != int64(site.ID) {
-		t.Errorf("server span lectern.site_id = %v (%v); want %d", v.Emit(), ok, site.ID)
+		t.Errorf("server span lectern.site_id = %v (%v); want %d", v.String(), ok, site.ID)
 	}
 	var db, redis int
 	for _, sp := range spans {
