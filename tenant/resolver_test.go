@@ -22,8 +22,11 @@ type mapLookup struct {
 
 func (m *mapLookup) LookupHost(ctx context.Context, host string) (*Site, error) {
 	m.calls.Add(1)
-	if m.delay > 0 {
-		time.Sleep(m.delay)
+	m.mu.Lock()
+	delay := m.delay
+	m.mu.Unlock()
+	if delay > 0 {
+		time.Sleep(delay)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -31,6 +34,20 @@ func (m *mapLookup) LookupHost(ctx context.Context, host string) (*Site, error) 
 		return nil, m.err
 	}
 	return m.sites[host], nil
+}
+
+// setErr and setDelay change the lookup while background revalidations
+// may be reading it.
+func (m *mapLookup) setErr(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.err = err
+}
+
+func (m *mapLookup) setDelay(d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.delay = d
 }
 
 func (m *mapLookup) set(host string, s *Site) {
@@ -95,7 +112,7 @@ func TestResolverRevalidatesAfterTTL(t *testing.T) {
 		}
 		// After TTL the request is answered at once with what is cached,
 		// while one background lookup refreshes it.
-		l.delay = time.Second
+		l.setDelay(time.Second)
 		time.Sleep(2 * time.Second)
 		for range 5 {
 			if s, _ := r.Resolve(ctx, "a.test"); s.Slug != "a" {
@@ -206,7 +223,7 @@ func TestResolverServesStaleWhenStorageFails(t *testing.T) {
 		if _, err := r.Resolve(ctx, "a.test"); err != nil {
 			t.Fatal(err)
 		}
-		l.err = errors.New("database down")
+		l.setErr(errors.New("database down"))
 		time.Sleep(time.Minute)
 		if s, err := r.Resolve(ctx, "a.test"); err != nil || s.Slug != "a" {
 			t.Fatalf("known site during outage: %v, %v; want the stale answer", s, err)
@@ -214,7 +231,7 @@ func TestResolverServesStaleWhenStorageFails(t *testing.T) {
 		if _, err := r.Resolve(ctx, "other.test"); err == nil || errors.Is(err, ErrUnknownHost) {
 			t.Fatalf("unknown site during outage: %v; want the storage error, not 'unknown'", err)
 		}
-		l.err = nil
+		l.setErr(nil)
 		if _, err := r.Resolve(ctx, "other.test"); !errors.Is(err, ErrUnknownHost) {
 			t.Fatalf("after recovery: %v; want ErrUnknownHost (the failure was not remembered)", err)
 		}
@@ -224,7 +241,7 @@ func TestResolverServesStaleWhenStorageFails(t *testing.T) {
 func TestResolverCoalescesConcurrentLookups(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r, l := newTestResolver()
-		l.delay = 20 * time.Millisecond
+		l.setDelay(20 * time.Millisecond)
 		var wg sync.WaitGroup
 		for i := 0; i < 50; i++ {
 			wg.Add(1)
