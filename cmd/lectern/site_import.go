@@ -128,7 +128,11 @@ func printImport(w io.Writer, asJSON bool, results []platform.ImportResult) erro
 	}
 	for _, r := range results {
 		if r.Failed() {
-			fmt.Fprintf(w, "line %d: %s %s: %s\n", r.Line, r.Status, r.Slug, r.Reason)
+			what := r.Status
+			if r.Slug != "" {
+				what += " " + r.Slug
+			}
+			fmt.Fprintf(w, "line %d: %s: %s\n", r.Line, what, r.Reason)
 		}
 	}
 	_, err := fmt.Fprintf(w, "%d created, %d unchanged, %d updated, %d in conflict, %d refused\n",
