@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lectern/lectern/internal/demo"
+	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/internal/server"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
@@ -166,6 +167,7 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 		slug, name, origin, variant, description, locale, ref string
 		aliases                                               stringList
 		idTokens, mcpBeta, cimdOpen, asJSON, clearAliases     bool
+		rotationDays                                          int
 	)
 	siteFlags := func(fs *cmdFlags) {
 		fs.StringVar(&name, "name", "", "display name")
@@ -178,6 +180,7 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 		fs.StringVar(&description, "description", "", "description")
 		fs.StringVar(&locale, "locale", "en", "locale")
 		fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
+		fs.IntVar(&rotationDays, "key-rotation-days", 0, "days a signing key signs before it is rotated (0: the platform's period)")
 	}
 	switch sub {
 	case "create":
@@ -194,6 +197,9 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 				s := &storage.Site{Slug: slug, Name: name, Origin: origin, Aliases: aliases,
 					RegistrationVariant: tenant.Variant(strings.ToUpper(variant)), IDTokensEnabled: idTokens,
 					MCPConnectionsBeta: mcpBeta, CIMDOpen: cimdOpen, Description: description, Locale: locale}
+				if err := platform.SetKeyRotationDays(s, rotationDays); err != nil {
+					return err
+				}
 				if err := a.Platform.CreateSite(ctx, s); err != nil {
 					return err
 				}
@@ -236,8 +242,13 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 						s.Description = description
 					case "locale":
 						s.Locale = locale
+					case "key-rotation-days":
+						err = platform.SetKeyRotationDays(s, rotationDays)
 					}
 				})
+				if err != nil {
+					return err
+				}
 				if clearAliases {
 					s.Aliases = nil
 				}

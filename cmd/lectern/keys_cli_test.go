@@ -37,6 +37,17 @@ func TestKEKRotateAndKeysStatus(t *testing.T) {
 	if len(due) != 1 {
 		t.Errorf("keys status --due --within 100 days lists %d sites; want the one", len(due))
 	}
+	// A site's own period reschedules its key: weekly is due within 8 days.
+	c.json(&due, "keys", "status", "--due", "--within", "192h", "--json")
+	if len(due) != 0 {
+		t.Errorf("due within 8 days before the site's period changed: %d sites", len(due))
+	}
+	c.ok("site", "update", "--site", "kekked", "--key-rotation-days", "7")
+	c.json(&due, "keys", "status", "--due", "--within", "192h", "--json")
+	if len(due) != 1 {
+		t.Errorf("after --key-rotation-days 7: %d sites due within 8 days; want the one", len(due))
+	}
+	c.fails(1, "key rotation days", "site", "update", "--site", "kekked", "--key-rotation-days", "99999")
 
 	c.env["LECTERN_KEK"], c.env["LECTERN_KEK_PREVIOUS"] = newKEK, oldKEK
 	if out := c.ok("kek", "rotate"); !strings.Contains(out, "1 keys re-sealed") {

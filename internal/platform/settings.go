@@ -1,6 +1,9 @@
 package platform
 
 import (
+	"fmt"
+	"maps"
+
 	"github.com/lectern/lectern/storage"
 )
 
@@ -27,4 +30,22 @@ func KeyRotationDays(s *storage.Site) int {
 		}
 	}
 	return 0
+}
+
+// SetKeyRotationDays sets the site's rotation period in days (0 removes the
+// override). UpdateSite reschedules the site's key when it changed.
+func SetKeyRotationDays(s *storage.Site, days int) error {
+	if days < 0 || days > MaxKeyRotationDays {
+		return fmt.Errorf("%w: key rotation days %d must be between 1 and %d (0: the platform's period)", ErrInvalid, days, MaxKeyRotationDays)
+	}
+	settings := maps.Clone(s.Settings)
+	if settings == nil {
+		settings = map[string]any{}
+	}
+	delete(settings, SettingKeyRotationDays)
+	if days > 0 {
+		settings[SettingKeyRotationDays] = float64(days)
+	}
+	s.Settings = settings
+	return nil
 }
