@@ -80,6 +80,10 @@ var onlyIn = map[string][]string{
 	"github.com/jackc/pgx":              {"storage/sqlstore"},
 	"github.com/zitadel/oidc/v3/pkg/op": {"authserver"},
 	"github.com/minio/minio-go":         {"adminapi/s3files"},
+	// The tracing SDK and exporters are set up in one place; everything
+	// else instruments through the API.
+	"go.opentelemetry.io/otel/sdk":       {"internal/telemetry"},
+	"go.opentelemetry.io/otel/exporters": {"internal/telemetry"},
 }
 
 // handlers are the packages that answer requests; each also owns its
