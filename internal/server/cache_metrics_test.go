@@ -52,6 +52,8 @@ func TestCacheMetrics(t *testing.T) {
 		`lectern_cache_requests_total{cache="key_rings",result="hit"} 1`,
 		`lectern_cache_requests_total{cache="metadata_documents",result="hit"} 1`,
 		`lectern_cache_entries{cache="sites"} 1`,
+		`lectern_cache_entries{cache="verified_tokens"} 0`,
+		`lectern_cache_entries{cache="clients"} 0`,
 		`lectern_dependency_up{dependency="database"} 1`,
 		`lectern_dependency_up{dependency="cache"} 1`,
 		"lectern_ready 1",

@@ -103,7 +103,7 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	e.Match(getHead, "/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry})))
 
 	disc := discovery.NewHandler(a.Keys, a.Logger)
-	s.registry.MustRegister(cacheCollector{sites: s.resolver, keys: a.Keys, docs: disc})
+	s.registry.MustRegister(s.cacheCollector(disc))
 	e.Match(getHead, vocab.ProtectedResourcePath, echo.WrapHandler(http.HandlerFunc(disc.ProtectedResource)))
 	e.Match(getHead, vocab.AuthorizationServerPath, echo.WrapHandler(http.HandlerFunc(disc.AuthorizationServer)))
 	e.Match(getHead, vocab.OpenIDConfigurationPath, echo.WrapHandler(http.HandlerFunc(disc.AuthorizationServer)))
