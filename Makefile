@@ -5,7 +5,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Node.js 20 or later and npx).
 REDOCLY     ?= @redocly/cli@2.77.0
 
-.PHONY: run test test-short bench lint lint-openapi build clean
+.PHONY: run test test-short bench bench-scale bench-scale-short lint lint-openapi build clean
 
 ## run: serve the embedded default (SQLite + in-memory cache under ./data, demo seed)
 run:
@@ -25,6 +25,14 @@ test:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
 	scripts/bench-load.sh
+
+## bench-scale: 10, 1,000 and 10,000 sites on PostgreSQL + Redis: import, start-up, memory, latency (docs/SCALE.md)
+bench-scale:
+	scripts/bench-scale.sh
+
+## bench-scale-short: the CI subset of bench-scale (10 and 200 sites, a few seconds)
+bench-scale-short:
+	BENCH_SCALE_SHORT=1 scripts/bench-scale.sh
 
 ## lint: gofmt, go vet, staticcheck, and the OpenAPI document (lint-openapi)
 lint: lint-openapi

@@ -81,6 +81,10 @@ var onlyIn = map[string][]string{
 	"github.com/zitadel/oidc/v3/pkg/op": {"authserver"},
 	"github.com/minio/minio-go":         {"adminapi/s3files"},
 	"github.com/wneessen/go-mail":       {"mail"},
+	// The tracing SDK and exporters are set up in one place; everything
+	// else instruments through the API.
+	"go.opentelemetry.io/otel/sdk":       {"internal/telemetry"},
+	"go.opentelemetry.io/otel/exporters": {"internal/telemetry"},
 }
 
 // handlers are the packages that answer requests; each also owns its

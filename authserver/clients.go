@@ -7,6 +7,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
@@ -131,6 +132,9 @@ type clientCache struct {
 
 	mu      sync.RWMutex
 	entries map[clientKey]clientEntry
+
+	// hits, misses and evictions feed the cache's hit-rate metric.
+	hits, misses, evictions atomic.Uint64
 }
 
 type clientKey struct {
@@ -152,11 +156,13 @@ func (cc *clientCache) get(ctx context.Context, site *tenant.Site, clientID stri
 	e, ok := cc.entries[k]
 	cc.mu.RUnlock()
 	if ok && now.Before(e.expires) {
+		cc.hits.Add(1)
 		if e.client == nil {
 			return nil, storage.ErrNotFound
 		}
 		return e.client, nil
 	}
+	cc.misses.Add(1)
 	row, err := cc.store.ClientByID(ctx, site.ID, clientID)
 	var c *Client
 	switch {
@@ -172,6 +178,7 @@ func (cc *clientCache) get(ctx context.Context, site *tenant.Site, clientID stri
 	}
 	cc.mu.Lock()
 	if len(cc.entries) >= maxCachedClients {
+		cc.evictions.Add(uint64(len(cc.entries)))
 		clear(cc.entries)
 	}
 	cc.entries[k] = clientEntry{client: c, expires: now.Add(ttl)}
@@ -203,3 +210,18 @@ func (cc *clientCache) invalidate(site tenant.ID, clientID string) {
 type ClientError struct{ Description string }
 
 func (e *ClientError) Error() string { return "client: " + e.Description }
+
+// ClientCacheStats counts look-ups of the in-process client cache.
+type ClientCacheStats struct {
+	Hits, Misses, Evictions uint64
+	Entries                 int
+}
+
+// ClientCacheStats returns the client cache's counters, for metrics.
+func (s *Server) ClientCacheStats() ClientCacheStats {
+	cc := s.clients
+	cc.mu.RLock()
+	n := len(cc.entries)
+	cc.mu.RUnlock()
+	return ClientCacheStats{Hits: cc.hits.Load(), Misses: cc.misses.Load(), Evictions: cc.evictions.Load(), Entries: n}
+}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lectern/lectern/tenant"
@@ -25,8 +26,30 @@ type Handler struct {
 	keys   KeySource
 	logger *slog.Logger
 
-	mu   sync.RWMutex
-	docs map[docKey]document // pre-serialized per site version
+	mu    sync.RWMutex
+	docs  map[docKey]*document // pre-serialized per site version
+	bytes int                  // of the bodies in docs, bounded by maxDocBytes
+
+	hits, misses, evictions atomic.Uint64
+}
+
+// maxDocBytes bounds the pre-serialized documents kept in memory (a
+// metadata document is about 2 KB: some 30,000 sites' worth); beyond it
+// the least recently used (approximately) are rebuilt when next asked for.
+const maxDocBytes = 64 << 20
+
+// CacheStats counts document look-ups, for the cache's hit-rate metrics.
+type CacheStats struct {
+	Hits, Misses, Evictions uint64
+	Entries, Bytes          int
+}
+
+// Stats returns the document cache's counters.
+func (h *Handler) Stats() CacheStats {
+	h.mu.RLock()
+	n, b := len(h.docs), h.bytes
+	h.mu.RUnlock()
+	return CacheStats{Hits: h.hits.Load(), Misses: h.misses.Load(), Evictions: h.evictions.Load(), Entries: n, Bytes: b}
 }
 
 type docKey struct {
@@ -38,11 +61,12 @@ type document struct {
 	version time.Time
 	body    []byte
 	etag    string
+	used    atomic.Int64 // UnixNano of the last use, for eviction
 }
 
 // NewHandler returns a Handler.
 func NewHandler(keys KeySource, logger *slog.Logger) *Handler {
-	return &Handler{keys: keys, logger: logger, docs: map[docKey]document{}}
+	return &Handler{keys: keys, logger: logger, docs: map[docKey]*document{}}
 }
 
 // metadataMaxAge is how long clients may cache metadata documents.
@@ -124,26 +148,59 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, path string, 
 
 // document returns the serialized document of site at path, building it only
 // when the site changed since it was last built.
-func (h *Handler) document(site *tenant.Site, path string, build func(*tenant.Site) any) (document, error) {
+func (h *Handler) document(site *tenant.Site, path string, build func(*tenant.Site) any) (*document, error) {
 	k := docKey{site.ID, path}
+	now := time.Now().UnixNano()
 	h.mu.RLock()
 	d, ok := h.docs[k]
 	h.mu.RUnlock()
 	if ok && d.version.Equal(site.UpdatedAt) {
+		d.used.Store(now)
+		h.hits.Add(1)
 		return d, nil
 	}
+	h.misses.Add(1)
 	body, err := json.Marshal(build(site))
 	if err != nil {
-		return document{}, errors.Join(errors.New("discovery: marshal"), err)
+		return nil, errors.Join(errors.New("discovery: marshal"), err)
 	}
 	sum := sha256.Sum256(body)
-	d = document{version: site.UpdatedAt, body: body, etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
+	d = &document{version: site.UpdatedAt, body: body, etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
+	d.used.Store(now)
 	h.mu.Lock()
+	if old, ok := h.docs[k]; ok {
+		h.bytes -= len(old.body)
+		delete(h.docs, k)
+	}
+	for h.bytes+len(body) > maxDocBytes && len(h.docs) > 0 {
+		h.evictLocked()
+	}
 	h.docs[k] = d
+	h.bytes += len(body)
 	h.mu.Unlock()
 	return d, nil
 }
 
+// evictLocked drops the least recently used of a sample of eight
+// documents (map iteration starts at a random place).
+func (h *Handler) evictLocked() {
+	var (
+		victim docKey
+		oldest int64
+		n      int
+	)
+	for k, d := range h.docs {
+		if u := d.used.Load(); n == 0 || u < oldest {
+			victim, oldest = k, u
+		}
+		if n++; n == 8 {
+			break
+		}
+	}
+	h.bytes -= len(h.docs[victim].body)
+	delete(h.docs, victim)
+	h.evictions.Add(1)
+}
 func setPublicHeaders(w http.ResponseWriter, cacheControl string) {
 	w.Header().Set("Cache-Control", cacheControl)
 	w.Header().Set("Access-Control-Allow-Origin", "*")

@@ -75,7 +75,18 @@ type SiteKey struct {
 	// RetiredAt is when the key stopped signing; it stays published until
 	// every token it signed has expired.
 	RetiredAt *time.Time
+	// RotateAt is when the rotation scheduler replaces this key (active
+	// keys); nil once its rotation started, or before it was scheduled.
+	RotateAt  *time.Time
 	CreatedAt time.Time
+}
+
+// Lease is a named lock held by one process until ExpiresAt: the key
+// rotation scheduler runs where it holds its lease.
+type Lease struct {
+	Name      string `gorm:"primaryKey"`
+	Holder    string
+	ExpiresAt time.Time
 }
 
 // User is a platform-wide person. Roles tie a user to sites.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,36 +19,67 @@ type Lookup interface {
 // ErrUnknownHost is returned by Resolve when no site serves the host.
 var ErrUnknownHost = errors.New("tenant: no site is served at this host")
 
+// Defaults of ResolverOptions.
+const (
+	DefaultResolverTTL      = time.Minute
+	DefaultResolverMaxStale = time.Hour
+	DefaultResolverEntries  = 100_000
+	DefaultResolverUnknown  = 10_000
+)
+
+// revalidateTimeout bounds a background revalidation, which runs detached
+// from the request that started it.
+const revalidateTimeout = 10 * time.Second
+
 // ResolverOptions tunes a Resolver. A nil *ResolverOptions means defaults.
 type ResolverOptions struct {
-	// TTL is how long an answer is used before it is looked up again. It
-	// bounds staleness when an invalidation broadcast is missed. Default 5s.
+	// TTL is how long an answer is served as fresh. After it, the answer is
+	// still served (stale-while-revalidate) while one background lookup
+	// refreshes it, so a site's requests never wait on storage once it is
+	// cached. It bounds staleness when an invalidation broadcast is missed
+	// (TTL plus one request). Default 1m.
 	TTL time.Duration
+	// MaxStale is how long past TTL an answer may still be served while it
+	// is revalidated; an answer older than TTL+MaxStale is looked up before
+	// the request goes on (a site nobody asked for in an hour). Default 1h.
+	MaxStale time.Duration
+	// MaxEntries bounds the cached hosts; beyond it the least recently used
+	// (approximately: the oldest of a small sample) is dropped. Default
+	// 100,000.
+	MaxEntries int
 	// MaxUnknown bounds how many unknown hosts are remembered, so junk Host
 	// headers cannot grow memory without bound. Default 10000.
 	MaxUnknown int
 }
 
 // Resolver maps hosts to sites through an in-process cache in front of a
-// Lookup. Answers are refreshed after TTL and dropped at once by Invalidate
-// (wired to the cache's invalidation broadcast, so every replica sees a site
-// change within the broadcast latency, and within TTL at worst). Resolution
-// is a map read: its cost does not grow with the number of sites.
+// Lookup. Answers are fresh for TTL, then served while one background
+// lookup revalidates them, and dropped at once by Invalidate (wired to the
+// cache's invalidation broadcast, so every replica sees a site change within
+// the broadcast latency). Resolution is a map read: its cost does not grow
+// with the number of sites, and memory is bounded by MaxEntries.
 type Resolver struct {
 	lookup     Lookup
 	ttl        time.Duration
+	maxStale   time.Duration
+	maxEntries int
 	maxUnknown int
 
 	mu       sync.RWMutex
-	known    map[string]entry // host → site
+	known    map[string]*entry // host → site
 	unknown  map[string]time.Time
 	inflight map[string]*call
 	gen      uint64 // bumped by every invalidation; stale fills are discarded
+
+	hits, stale, misses, evictions atomic.Uint64
 }
 
 type entry struct {
-	site    *Site
-	expires time.Time
+	site  *Site
+	fresh time.Time // served without revalidation until then
+	// used is the UnixNano of the last Resolve that returned it, for
+	// eviction.
+	used atomic.Int64
 }
 
 type call struct {
@@ -56,19 +88,39 @@ type call struct {
 	err  error
 }
 
+// ResolverStats counts what Resolve did, for the cache's hit-rate metrics.
+type ResolverStats struct {
+	// Hits were answered from a fresh entry (or a remembered unknown host),
+	// Stale from an entry being revalidated in the background, Misses by a
+	// lookup the request waited for.
+	Hits, Stale, Misses uint64
+	// Evictions are entries dropped to stay within MaxEntries.
+	Evictions uint64
+	// Entries are the hosts cached now.
+	Entries int
+}
+
 // NewResolver returns a Resolver over lookup.
 func NewResolver(lookup Lookup, opts *ResolverOptions) *Resolver {
 	r := &Resolver{
 		lookup:     lookup,
-		ttl:        5 * time.Second,
-		maxUnknown: 10000,
-		known:      map[string]entry{},
+		ttl:        DefaultResolverTTL,
+		maxStale:   DefaultResolverMaxStale,
+		maxEntries: DefaultResolverEntries,
+		maxUnknown: DefaultResolverUnknown,
+		known:      map[string]*entry{},
 		unknown:    map[string]time.Time{},
 		inflight:   map[string]*call{},
 	}
 	if opts != nil {
 		if opts.TTL > 0 {
 			r.ttl = opts.TTL
+		}
+		if opts.MaxStale > 0 {
+			r.maxStale = opts.MaxStale
+		}
+		if opts.MaxEntries > 0 {
+			r.maxEntries = opts.MaxEntries
 		}
 		if opts.MaxUnknown > 0 {
 			r.maxUnknown = opts.MaxUnknown
@@ -84,67 +136,123 @@ func NewResolver(lookup Lookup, opts *ResolverOptions) *Resolver {
 func (r *Resolver) Resolve(ctx context.Context, host string) (*Site, error) {
 	now := time.Now()
 	r.mu.RLock()
-	e, ok := r.known[host]
+	e := r.known[host]
 	neg, isNeg := r.unknown[host]
 	r.mu.RUnlock()
-	switch {
-	case ok && now.Before(e.expires):
-		return e.site, nil
-	case isNeg && now.Before(neg):
-		return nil, ErrUnknownHost
-	}
-	site, err := r.fill(ctx, host)
-	if err != nil {
-		if ok && !errors.Is(err, ErrUnknownHost) {
+	if e != nil {
+		e.used.Store(now.UnixNano())
+		switch {
+		case now.Before(e.fresh):
+			r.hits.Add(1)
+			return e.site, nil
+		case now.Before(e.fresh.Add(r.maxStale)):
+			r.stale.Add(1)
+			r.revalidate(ctx, host)
 			return e.site, nil
 		}
-		return nil, err
+	} else if isNeg && now.Before(neg) {
+		r.hits.Add(1)
+		return nil, ErrUnknownHost
 	}
-	return site, nil
+	r.misses.Add(1)
+	c, _ := r.start(ctx, host)
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if c.err != nil {
+		if e != nil && !errors.Is(c.err, ErrUnknownHost) {
+			return e.site, nil
+		}
+		return nil, c.err
+	}
+	return c.site, nil
 }
 
-// fill looks host up once however many requests wait for it.
-func (r *Resolver) fill(ctx context.Context, host string) (*Site, error) {
+// revalidate refreshes host in the background unless a lookup of it is
+// under way already.
+func (r *Resolver) revalidate(ctx context.Context, host string) {
+	_, _ = r.start(context.WithoutCancel(ctx), host)
+}
+
+// start returns the lookup of host in flight, starting one (in its own
+// goroutine, detached from ctx's cancellation, bounded by
+// revalidateTimeout) when there is none. started reports which.
+func (r *Resolver) start(ctx context.Context, host string) (c *call, started bool) {
 	r.mu.Lock()
 	if c, ok := r.inflight[host]; ok {
 		r.mu.Unlock()
-		select {
-		case <-c.done:
-			return c.site, c.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+		return c, false
 	}
-	c := &call{done: make(chan struct{})}
+	c = &call{done: make(chan struct{})}
 	r.inflight[host] = c
 	gen := r.gen
 	r.mu.Unlock()
+	go r.fill(context.WithoutCancel(ctx), host, c, gen)
+	return c, true
+}
 
+// fill looks host up once for every request waiting on c.
+func (r *Resolver) fill(ctx context.Context, host string, c *call, gen uint64) {
+	ctx, cancel := context.WithTimeout(ctx, revalidateTimeout)
+	defer cancel()
 	site, err := r.lookup.LookupHost(ctx, host)
 	if err == nil && site == nil {
 		err = ErrUnknownHost
 	}
 	c.site, c.err = site, err
 
+	now := time.Now()
 	r.mu.Lock()
 	delete(r.inflight, host)
 	if gen == r.gen { // an invalidation during the lookup makes the answer suspect
-		expires := time.Now().Add(r.ttl)
 		switch {
 		case err == nil:
-			r.known[host] = entry{site: site, expires: expires}
+			e := &entry{site: site, fresh: now.Add(r.ttl)}
+			e.used.Store(now.UnixNano())
+			if _, ok := r.known[host]; !ok {
+				r.evictLocked()
+			}
+			r.known[host] = e
 			delete(r.unknown, host)
 		case errors.Is(err, ErrUnknownHost):
 			delete(r.known, host)
 			if len(r.unknown) >= r.maxUnknown {
 				clear(r.unknown)
 			}
-			r.unknown[host] = expires
+			r.unknown[host] = now.Add(r.ttl)
 		}
 	}
 	r.mu.Unlock()
 	close(c.done)
-	return site, err
+}
+
+// evictSample is how many entries an eviction compares: Redis's
+// approximate LRU, which needs no list to maintain on every hit (hits only
+// store a timestamp, under the read lock).
+const evictSample = 8
+
+// evictLocked makes room for one entry. Map iteration starts at a random
+// place, so the first entries are a random sample.
+func (r *Resolver) evictLocked() {
+	for len(r.known) >= r.maxEntries {
+		var (
+			victim string
+			oldest int64
+			n      int
+		)
+		for h, e := range r.known {
+			if u := e.used.Load(); victim == "" || u < oldest {
+				victim, oldest = h, u
+			}
+			if n++; n == evictSample {
+				break
+			}
+		}
+		delete(r.known, victim)
+		r.evictions.Add(1)
+	}
 }
 
 // Invalidate drops every cached answer that names site id, and every
@@ -168,4 +276,13 @@ func (r *Resolver) InvalidateAll() {
 	r.gen++
 	clear(r.known)
 	clear(r.unknown)
+}
+
+// Stats returns the counters since the Resolver was made.
+func (r *Resolver) Stats() ResolverStats {
+	r.mu.RLock()
+	n := len(r.known)
+	r.mu.RUnlock()
+	return ResolverStats{Hits: r.hits.Load(), Stale: r.stale.Load(), Misses: r.misses.Load(),
+		Evictions: r.evictions.Load(), Entries: n}
 }

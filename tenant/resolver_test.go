@@ -22,8 +22,11 @@ type mapLookup struct {
 
 func (m *mapLookup) LookupHost(ctx context.Context, host string) (*Site, error) {
 	m.calls.Add(1)
-	if m.delay > 0 {
-		time.Sleep(m.delay)
+	m.mu.Lock()
+	delay := m.delay
+	m.mu.Unlock()
+	if delay > 0 {
+		time.Sleep(delay)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -31,6 +34,20 @@ func (m *mapLookup) LookupHost(ctx context.Context, host string) (*Site, error) 
 		return nil, m.err
 	}
 	return m.sites[host], nil
+}
+
+// setErr and setDelay change the lookup while background revalidations
+// may be reading it.
+func (m *mapLookup) setErr(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.err = err
+}
+
+func (m *mapLookup) setDelay(d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.delay = d
 }
 
 func (m *mapLookup) set(host string, s *Site) {
@@ -81,7 +98,7 @@ func TestResolverUnknownHost(t *testing.T) {
 	})
 }
 
-func TestResolverRefreshesAfterTTL(t *testing.T) {
+func TestResolverRevalidatesAfterTTL(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r, l := newTestResolver()
 		ctx := context.Background()
@@ -90,12 +107,83 @@ func TestResolverRefreshesAfterTTL(t *testing.T) {
 		}
 		l.set("a.test", &Site{ID: 1, Slug: "a-renamed"})
 		time.Sleep(4 * time.Second)
-		if s, _ := r.Resolve(ctx, "a.test"); s.Slug != "a" {
-			t.Fatalf("before TTL: slug %q; want the cached a", s.Slug)
+		if s, _ := r.Resolve(ctx, "a.test"); s.Slug != "a" || l.calls.Load() != 1 {
+			t.Fatalf("before TTL: slug %q after %d lookups; want the cached a, 1 lookup", s.Slug, l.calls.Load())
 		}
+		// After TTL the request is answered at once with what is cached,
+		// while one background lookup refreshes it.
+		l.setDelay(time.Second)
 		time.Sleep(2 * time.Second)
+		for range 5 {
+			if s, _ := r.Resolve(ctx, "a.test"); s.Slug != "a" {
+				t.Fatalf("after TTL, while revalidating: slug %q; want the stale a at once", s.Slug)
+			}
+		}
+		synctest.Wait() // the revalidation is asleep in its lookup
+		time.Sleep(time.Second)
+		synctest.Wait()
 		if s, _ := r.Resolve(ctx, "a.test"); s.Slug != "a-renamed" {
-			t.Fatalf("after TTL: slug %q; want a-renamed", s.Slug)
+			t.Fatalf("after the revalidation: slug %q; want a-renamed", s.Slug)
+		}
+		if n := l.calls.Load(); n != 2 {
+			t.Fatalf("%d lookups; want 2 (one revalidation for six stale reads)", n)
+		}
+		st := r.Stats()
+		if st.Stale != 5 || st.Misses != 1 || st.Hits != 2 {
+			t.Errorf("stats %+v; want 2 hits, 5 stale, 1 miss", st)
+		}
+	})
+}
+
+func TestResolverLooksUpAfterMaxStale(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &mapLookup{sites: map[string]*Site{"a.test": {ID: 1, Slug: "a"}}}
+		r := NewResolver(l, &ResolverOptions{TTL: time.Second, MaxStale: time.Minute})
+		ctx := context.Background()
+		_, _ = r.Resolve(ctx, "a.test")
+		l.set("a.test", &Site{ID: 1, Slug: "a-renamed"})
+		time.Sleep(2 * time.Minute)
+		// Too old to serve: the request waits for the lookup.
+		if s, _ := r.Resolve(ctx, "a.test"); s.Slug != "a-renamed" {
+			t.Fatalf("past MaxStale: slug %q; want a-renamed, looked up before answering", s.Slug)
+		}
+		// A removed host is forgotten by its revalidation.
+		l.set("a.test", nil)
+		time.Sleep(2 * time.Second)
+		_, _ = r.Resolve(ctx, "a.test")
+		synctest.Wait()
+		if _, err := r.Resolve(ctx, "a.test"); !errors.Is(err, ErrUnknownHost) {
+			t.Fatalf("after its removal was revalidated: err %v; want ErrUnknownHost", err)
+		}
+	})
+}
+
+func TestResolverBoundsEntries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &mapLookup{sites: map[string]*Site{}}
+		host := func(i int) string { return "s" + string(rune('a'+i/26)) + string(rune('a'+i%26)) + ".test" }
+		for i := range 200 {
+			l.sites[host(i)] = &Site{ID: ID(i + 1), Slug: host(i)}
+		}
+		r := NewResolver(l, &ResolverOptions{MaxEntries: 50})
+		ctx := context.Background()
+		// One host stays in use while 199 others pass through.
+		for i := range 200 {
+			if _, err := r.Resolve(ctx, host(i)); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Millisecond)
+			_, _ = r.Resolve(ctx, host(0))
+			time.Sleep(time.Millisecond)
+		}
+		st := r.Stats()
+		if st.Entries > 50 || st.Evictions < 150 {
+			t.Fatalf("stats %+v; want at most 50 entries and the rest evicted", st)
+		}
+		before := l.calls.Load()
+		_, _ = r.Resolve(ctx, host(0))
+		if l.calls.Load() != before {
+			t.Errorf("the host in constant use was evicted")
 		}
 	})
 }
@@ -135,7 +223,7 @@ func TestResolverServesStaleWhenStorageFails(t *testing.T) {
 		if _, err := r.Resolve(ctx, "a.test"); err != nil {
 			t.Fatal(err)
 		}
-		l.err = errors.New("database down")
+		l.setErr(errors.New("database down"))
 		time.Sleep(time.Minute)
 		if s, err := r.Resolve(ctx, "a.test"); err != nil || s.Slug != "a" {
 			t.Fatalf("known site during outage: %v, %v; want the stale answer", s, err)
@@ -143,7 +231,7 @@ func TestResolverServesStaleWhenStorageFails(t *testing.T) {
 		if _, err := r.Resolve(ctx, "other.test"); err == nil || errors.Is(err, ErrUnknownHost) {
 			t.Fatalf("unknown site during outage: %v; want the storage error, not 'unknown'", err)
 		}
-		l.err = nil
+		l.setErr(nil)
 		if _, err := r.Resolve(ctx, "other.test"); !errors.Is(err, ErrUnknownHost) {
 			t.Fatalf("after recovery: %v; want ErrUnknownHost (the failure was not remembered)", err)
 		}
@@ -153,7 +241,7 @@ func TestResolverServesStaleWhenStorageFails(t *testing.T) {
 func TestResolverCoalescesConcurrentLookups(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r, l := newTestResolver()
-		l.delay = 20 * time.Millisecond
+		l.setDelay(20 * time.Millisecond)
 		var wg sync.WaitGroup
 		for i := 0; i < 50; i++ {
 			wg.Add(1)

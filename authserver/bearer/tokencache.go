@@ -3,6 +3,7 @@ package bearer
 import (
 	"crypto/ecdsa"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lectern/lectern/tenant"
@@ -46,6 +47,9 @@ type tokenCache struct {
 	shards   []tokenShard
 	mask     uint64
 	perShard int
+
+	// hits, misses and evictions feed the cache's hit-rate metric.
+	hits, misses, evictions atomic.Uint64
 }
 
 type tokenShard struct {
@@ -86,6 +90,7 @@ func (c *tokenCache) get(key *[32]byte, now time.Time) *verified {
 	e := sh.m[*key]
 	sh.mu.RUnlock()
 	if e == nil {
+		c.misses.Add(1)
 		return nil
 	}
 	if !now.Before(e.until) {
@@ -94,8 +99,10 @@ func (c *tokenCache) get(key *[32]byte, now time.Time) *verified {
 			delete(sh.m, *key)
 		}
 		sh.mu.Unlock()
+		c.misses.Add(1)
 		return nil
 	}
+	c.hits.Add(1)
 	return e
 }
 
@@ -124,6 +131,7 @@ func (c *tokenCache) put(key *[32]byte, e *verified, now time.Time) {
 		}
 		if !dropped {
 			delete(sh.m, first)
+			c.evictions.Add(1)
 		}
 	}
 	sh.m[*key] = e
@@ -142,4 +150,20 @@ func (c *tokenCache) len() int {
 		sh.mu.RUnlock()
 	}
 	return n
+}
+
+// CacheStats counts look-ups of the verified-token cache.
+type CacheStats struct {
+	Hits, Misses, Evictions uint64
+	Entries                 int
+}
+
+// CacheStats returns the verified-token cache's counters (zero when
+// caching is off).
+func (v *Verifier) CacheStats() CacheStats {
+	c := v.tokens
+	if c == nil {
+		return CacheStats{}
+	}
+	return CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Evictions: c.evictions.Load(), Entries: c.len()}
 }

@@ -8,7 +8,9 @@
 // A Manager keeps one in-process ring per site, refreshed from the store
 // after a short TTL and never later than a pending key's activation, so
 // serving the JWKS or fetching the signer is a map lookup whose cost does
-// not depend on the number of sites. Rotation state is derived from the
+// not depend on the number of sites. A ring's private key is unsealed the
+// first time the site signs, so serving a JWKS never pays for it, and rings
+// are bounded (Options.MaxRings, least recently used dropped). Rotation state is derived from the
 // stored rows and the clock, so every replica reaches the same answer and
 // the transitions it persists are idempotent.
 //

@@ -55,6 +55,30 @@ func LoadKEK(env, file, generateDir string) ([]byte, error) {
 	}
 }
 
+// LoadKEKs is LoadKEK for a key-encryption key rotation: env may be a
+// comma-separated list (the first is current, the others previous), and
+// previous (LECTERN_KEK_PREVIOUS) adds comma-separated previous keys. Rows
+// sealed under a previous key still open; new rows are sealed under the
+// current one; `lectern kek rotate` re-seals the rest.
+func LoadKEKs(env, previous, file, generateDir string) (current []byte, prev [][]byte, err error) {
+	first, rest, _ := strings.Cut(env, ",")
+	current, err = LoadKEK(first, file, generateDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, s := range append(strings.Split(rest, ","), strings.Split(previous, ",")...) {
+		if strings.TrimSpace(s) == "" {
+			continue
+		}
+		k, err := decodeKEK(s)
+		if err != nil {
+			return nil, nil, fmt.Errorf("keys: previous key-encryption key %d: %w", i+1, err)
+		}
+		prev = append(prev, k)
+	}
+	return current, prev, nil
+}
+
 // decodeKEK accepts the four base64 flavours people paste: standard or URL
 // alphabet, with or without padding.
 func decodeKEK(s string) ([]byte, error) {

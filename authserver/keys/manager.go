@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"cmp"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -68,7 +69,21 @@ type Options struct {
 	// Logger receives key transitions and failures to persist them. Default:
 	// discard.
 	Logger *slog.Logger
+	// PreviousKEKs are key-encryption keys that sealed rows before the
+	// current one: rows sealed under them still open (during a KEK
+	// rotation, until `lectern kek rotate` re-sealed them all).
+	PreviousKEKs [][]byte
+	// RotationPeriod is how long a key signs before the scheduler replaces
+	// it, unless a site overrides it; it sets each new key's RotateAt.
+	// Default 90 days.
+	RotationPeriod time.Duration
+	// MaxRings bounds the rings kept in memory; beyond it the least
+	// recently used (approximately) is dropped. Default 100,000.
+	MaxRings int
 }
+
+// DefaultMaxRings is the default of Options.MaxRings.
+const DefaultMaxRings = 100_000
 
 // Manager keeps the key rings of all sites: it creates and rotates keys and
 // serves the signing key, public keys and JWKS of each site from a per-site
@@ -86,12 +101,36 @@ type Manager struct {
 	prePublish time.Duration
 	retain     time.Duration
 	ttl        time.Duration
+	period     time.Duration
 	log        *slog.Logger
 
 	shards [shardCount]shard
 	loads  singleflight.Group
 	// lastSweep is the UnixNano of the last eviction pass over idle rings.
 	lastSweep atomic.Int64
+	// perShard bounds each shard's rings (MaxRings / shardCount).
+	perShard int
+
+	hits, misses, evictions atomic.Uint64
+}
+
+// CacheStats counts ring look-ups, for the cache's hit-rate metrics.
+type CacheStats struct {
+	// Hits were served from memory, Misses loaded from the store.
+	Hits, Misses, Evictions uint64
+	Entries                 int
+}
+
+// Stats returns the ring cache's counters since the Manager was made.
+func (m *Manager) Stats() CacheStats {
+	n := 0
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.RLock()
+		n += len(sh.rings)
+		sh.mu.RUnlock()
+	}
+	return CacheStats{Hits: m.hits.Load(), Misses: m.misses.Load(), Evictions: m.evictions.Load(), Entries: n}
 }
 
 type shard struct {
@@ -108,14 +147,14 @@ func NewManager(store storage.KeyStore, kek []byte, opts *Options) (*Manager, er
 	if store == nil {
 		return nil, errors.New("keys: NewManager needs a key store")
 	}
-	sealer, err := NewSealer(kek)
-	if err != nil {
-		return nil, err
-	}
 	if opts == nil {
 		opts = &Options{}
 	}
-	if opts.PrePublish < 0 || opts.Retain < 0 || opts.CacheTTL < 0 {
+	sealer, err := NewSealer(kek, opts.PreviousKEKs...)
+	if err != nil {
+		return nil, err
+	}
+	if opts.PrePublish < 0 || opts.Retain < 0 || opts.CacheTTL < 0 || opts.MaxRings < 0 || opts.RotationPeriod < 0 {
 		return nil, errors.New("keys: Options durations must not be negative")
 	}
 	m := &Manager{
@@ -125,6 +164,8 @@ func NewManager(store storage.KeyStore, kek []byte, opts *Options) (*Manager, er
 		retain:     orDefault(opts.Retain, DefaultRetain),
 		ttl:        orDefault(opts.CacheTTL, DefaultCacheTTL),
 		log:        opts.Logger,
+		perShard:   max(1, cmp.Or(opts.MaxRings, DefaultMaxRings)/shardCount),
+		period:     orDefault(opts.RotationPeriod, DefaultRotationPeriod),
 	}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
@@ -186,7 +227,7 @@ func (m *Manager) Rotate(ctx context.Context, site tenant.ID, activateIn time.Du
 	if activateIn == 0 {
 		// Load the ring now so the promotion is persisted before we answer;
 		// if this fails, the next load anywhere persists it.
-		if r, err := m.ring(ctx, site); err == nil && r.signer != nil && r.signer.KID == k.KID {
+		if r, err := m.ring(ctx, site); err == nil && r.signerRow != nil && r.signerRow.KID == k.KID {
 			k.State = storage.KeyActive
 		}
 	}
@@ -222,6 +263,7 @@ func (m *Manager) newKey(site tenant.ID, state string, now, activatesAt time.Tim
 	if err != nil {
 		return nil, err
 	}
+	rotateAt := RotationDue(site, activatesAt, m.period).UTC()
 	return &storage.SiteKey{
 		SiteID:        site,
 		KID:           jwk.KeyID,
@@ -230,6 +272,7 @@ func (m *Manager) newKey(site tenant.ID, state string, now, activatesAt time.Tim
 		SealedPrivate: sealed,
 		State:         state,
 		ActivatesAt:   activatesAt.UTC(),
+		RotateAt:      &rotateAt,
 		CreatedAt:     now.UTC(),
 	}, nil
 }
@@ -242,13 +285,14 @@ func (m *Manager) SigningKey(ctx context.Context, site tenant.ID) (*SigningKey, 
 	if err != nil {
 		return nil, err
 	}
-	if r.signerErr != nil {
-		return nil, r.signerErr
+	sk, err := m.signingKey(site, r)
+	if err != nil {
+		return nil, err
 	}
-	if r.signer == nil {
+	if sk == nil {
 		return nil, ErrNoSigningKey
 	}
-	return r.signer, nil
+	return sk, nil
 }
 
 // PublicKey returns the published key kid of site (active, next, or
@@ -299,6 +343,31 @@ func (m *Manager) Invalidate(site tenant.ID) {
 	m.loads.Forget(flightKey(site))
 }
 
+// makeRoom drops rings until one more fits under limit: of a sample of
+// eight (map iteration starts at a random place), the least recently used.
+// It returns how many it dropped. The caller holds sh.mu.
+func (sh *shard) makeRoom(limit int) int {
+	n := 0
+	for len(sh.rings) >= limit {
+		var (
+			victim tenant.ID
+			oldest int64
+			k      int
+		)
+		for id, r := range sh.rings {
+			if u := r.used.Load(); k == 0 || u < oldest {
+				victim, oldest = id, u
+			}
+			if k++; k == 8 {
+				break
+			}
+		}
+		delete(sh.rings, victim)
+		n++
+	}
+	return n
+}
+
 func (m *Manager) shard(site tenant.ID) *shard {
 	return &m.shards[uint64(site)%shardCount]
 }
@@ -312,8 +381,11 @@ func (m *Manager) ring(ctx context.Context, site tenant.ID) (*ring, error) {
 	r := sh.rings[site]
 	sh.mu.RUnlock()
 	if r != nil && time.Now().Before(r.expires) {
+		r.used.Store(time.Now().UnixNano())
+		m.hits.Add(1)
 		return r, nil
 	}
+	m.misses.Add(1)
 	return m.reload(ctx, site, r)
 }
 
@@ -358,8 +430,12 @@ func (m *Manager) load(ctx context.Context, site tenant.ID, prev *ring, gen uint
 	r := m.build(site, now, p, prev)
 
 	sh := m.shard(site)
+	r.used.Store(now.UnixNano())
 	sh.mu.Lock()
 	if sh.gen == gen {
+		if _, ok := sh.rings[site]; !ok {
+			m.evictions.Add(uint64(sh.makeRoom(m.perShard)))
+		}
 		sh.rings[site] = r
 	}
 	sh.mu.Unlock()

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -25,11 +27,22 @@ type ring struct {
 	// activates or a retired key leaves the JWKS.
 	expires time.Time
 
-	signer    *SigningKey
+	// signerRow is the key that signs, opened on first use (signingKey):
+	// a site whose tokens are only verified never unseals its private key.
+	signerRow *storage.SiteKey
+	signerPub *ecdsa.PublicKey
+	// signerErr is set at build (the signer's public JWK is unusable) and
+	// never changed; openErr and opened are set once, by open.
 	signerErr error
+	open      sync.Once
+	openErr   error
+	opened    atomic.Pointer[SigningKey]
 	public    map[string]publishedKey
 	jwks      []byte
 	jwksErr   error
+
+	// used is the UnixNano of the last use, for eviction.
+	used atomic.Int64
 }
 
 type publishedKey struct {
@@ -165,19 +178,49 @@ func (m *Manager) build(site tenant.ID, now time.Time, p *plan, prev *ring) *rin
 		r.jwks = b
 	}
 	if s := p.signer; s != nil {
+		// A copy of the row, not a pointer into the rows read: that would
+		// keep the whole result slice (every key of the ring, and the
+		// slice's spare capacity) alive with the ring, some 4 KB a site.
+		row := storage.SiteKey{SiteID: s.SiteID, KID: s.KID, SealedPrivate: s.SealedPrivate, State: s.State,
+			ActivatesAt: s.ActivatesAt, RetiredAt: s.RetiredAt, RotateAt: s.RotateAt, CreatedAt: s.CreatedAt}
+		r.signerRow = &row
 		if pk := r.public[s.KID]; pk.err != nil {
 			r.signerErr = pk.err
-		} else if prev != nil && prev.signer != nil && prev.signer.KID == s.KID && bytes.Equal(prev.signer.sealed, s.SealedPrivate) {
-			// Same row as before: keep the opened key and its cached
-			// jose signers instead of opening it again.
-			r.signer = prev.signer
-		} else if sk, err := m.openSigner(site, s, pk.pub); err != nil {
-			r.signerErr = err
 		} else {
-			r.signer = sk
+			r.signerPub = pk.pub
+			if prev != nil && prev.signerRow != nil && prev.signerRow.KID == s.KID && bytes.Equal(prev.signerRow.SealedPrivate, s.SealedPrivate) {
+				if sk := prev.opened.Load(); sk != nil {
+					// Same row as before: keep the opened key and its
+					// cached jose signers instead of opening it again.
+					r.open.Do(func() { r.opened.Store(sk) })
+				}
+			}
 		}
 	}
 	return r
+}
+
+// signingKey returns the ring's signing key, unsealing it on first use.
+// A ring without one returns nil and no error.
+func (m *Manager) signingKey(site tenant.ID, r *ring) (*SigningKey, error) {
+	if r.signerRow == nil {
+		return nil, nil
+	}
+	if r.signerErr != nil {
+		return nil, r.signerErr
+	}
+	r.open.Do(func() {
+		sk, err := m.openSigner(site, r.signerRow, r.signerPub)
+		if err != nil {
+			r.openErr = err
+			return
+		}
+		r.opened.Store(sk)
+	})
+	if r.openErr != nil {
+		return nil, r.openErr
+	}
+	return r.opened.Load(), nil
 }
 
 // parsePublicJWK checks that a row's public JWK is a public P-256 key with
@@ -227,5 +270,5 @@ func (m *Manager) openSigner(site tenant.ID, k *storage.SiteKey, pub *ecdsa.Publ
 	if !priv.PublicKey.Equal(pub) {
 		return nil, corrupt(errors.New("private key does not match the public JWK"))
 	}
-	return &SigningKey{KID: k.KID, Private: priv, Public: &priv.PublicKey, sealed: k.SealedPrivate}, nil
+	return &SigningKey{KID: k.KID, Private: priv, Public: &priv.PublicKey}, nil
 }

@@ -39,13 +39,16 @@ func TestSealOpenRoundtrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a[0] != 1 {
-		t.Errorf("version byte = %d, want 1", a[0])
+	if a[0] != 2 {
+		t.Errorf("version byte = %d, want 2", a[0])
 	}
-	if want := 1 + 12 + len(plain) + 16; len(a) != want {
-		t.Errorf("sealed length = %d, want %d (version, nonce, ciphertext, tag)", len(a), want)
+	if want := 1 + 8 + 12 + len(plain) + 16; len(a) != want {
+		t.Errorf("sealed length = %d, want %d (version, KEK id, nonce, ciphertext, tag)", len(a), want)
 	}
-	if bytes.Equal(a[1:13], b[1:13]) {
+	if keys.SealedKEKID(a) != s.KEKID() || !s.Current(a) {
+		t.Errorf("blob names KEK %q, want the sealer's %q", keys.SealedKEKID(a), s.KEKID())
+	}
+	if bytes.Equal(a[9:21], b[9:21]) {
 		t.Error("two seals reused a nonce")
 	}
 	if bytes.Contains(a, plain) {
@@ -125,5 +128,43 @@ func TestNewSealerRejectsBadKEK(t *testing.T) {
 		if _, err := keys.NewSealer(make([]byte, n)); err == nil {
 			t.Errorf("NewSealer accepted a %d-byte key", n)
 		}
+	}
+}
+
+// During a KEK rotation replicas hold the new KEK and the previous one:
+// they open what either sealed and seal only under the new one.
+func TestSealerOpensUnderPreviousKEK(t *testing.T) {
+	oldKEK, newKEK := newKEK(t), newKEK(t)
+	old := newSealer(t, oldKEK)
+	both, err := keys.NewSealer(newKEK, oldKEK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := []byte("private key")
+	byOld, err := old.Seal(3, "k", plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := both.Open(3, "k", byOld); err != nil || !bytes.Equal(got, plain) {
+		t.Fatalf("new+previous sealer: Open(old blob) = %q, %v", got, err)
+	}
+	if both.Current(byOld) {
+		t.Error("a blob sealed under the previous KEK counts as current")
+	}
+	byNew, err := both.Seal(3, "k", plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keys.SealedKEKID(byNew) == keys.SealedKEKID(byOld) || !both.Current(byNew) {
+		t.Errorf("new blob names KEK %q (old %q); want the new KEK", keys.SealedKEKID(byNew), keys.SealedKEKID(byOld))
+	}
+	if _, err := old.Open(3, "k", byNew); !errors.Is(err, keys.ErrSealedKey) {
+		t.Errorf("old sealer opened a blob sealed under the new KEK: %v", err)
+	}
+	// A blob whose KEK id is changed to the other key's does not open.
+	forged := bytes.Clone(byNew)
+	copy(forged[1:9], byOld[1:9])
+	if _, err := both.Open(3, "k", forged); !errors.Is(err, keys.ErrSealedKey) {
+		t.Errorf("relabelled blob opened: %v", err)
 	}
 }

@@ -16,10 +16,6 @@ type SigningKey struct {
 	Private *ecdsa.PrivateKey
 	Public  *ecdsa.PublicKey
 
-	// sealed is the row's sealed private key, to recognise the same row on
-	// a reload and keep this value (and its signers).
-	sealed []byte
-
 	mu      sync.RWMutex
 	signers map[string]jose.Signer // by typ
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lectern/lectern/internal/demo"
+	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/internal/server"
 	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/storage"
@@ -216,9 +217,12 @@ func applyLimitFlags(s *storage.Site, sets []string) error {
 }
 
 func runSite(ctx context.Context, env *cmdEnv, args []string) error {
-	sub, args, err := subcommand(env, "site", []string{"create", "list", "update"}, args)
+	sub, args, err := subcommand(env, "site", []string{"create", "list", "update", "import"}, args)
 	if err != nil {
 		return err
+	}
+	if sub == "import" {
+		return runSiteImport(ctx, env, args)
 	}
 	var (
 		slug, name, origin, variant, description, locale, ref string
@@ -226,6 +230,7 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 		aliases, limitSets                                    stringList
 		idTokens, mcpBeta, cimdOpen, asJSON, clearAliases     bool
 		signUp                                                bool
+		rotationDays                                          int
 	)
 	siteFlags := func(fs *cmdFlags) {
 		fs.StringVar(&name, "name", "", "display name")
@@ -241,6 +246,7 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 		fs.StringVar(&mailFromName, "mail-from-name", "", "sender name of the site's mail (empty: the site's name)")
 		fs.StringVar(&mailFromAddress, "mail-from-address", "", "sender address of the site's mail (empty: the platform's --mail-from)")
 		fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
+		fs.IntVar(&rotationDays, "key-rotation-days", 0, "days a signing key signs before it is rotated (0: the platform's period)")
 	}
 	switch sub {
 	case "create":
@@ -258,6 +264,9 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 					RegistrationVariant: tenant.Variant(strings.ToUpper(variant)), IDTokensEnabled: idTokens,
 					MCPConnectionsBeta: mcpBeta, CIMDOpen: cimdOpen, Description: description, Locale: locale}
 				s.SetAccounts(storage.AccountSettings{SignUp: signUp, MailFromName: mailFromName, MailFromAddress: mailFromAddress})
+				if err := platform.SetKeyRotationDays(s, rotationDays); err != nil {
+					return err
+				}
 				if err := a.Platform.CreateSite(ctx, s); err != nil {
 					return err
 				}
@@ -309,9 +318,14 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 						s.Description = description
 					case "locale":
 						s.Locale = locale
+					case "key-rotation-days":
+						err = platform.SetKeyRotationDays(s, rotationDays)
 					}
 				})
 				s.SetAccounts(acct)
+				if err != nil {
+					return err
+				}
 				if clearAliases {
 					s.Aliases = nil
 				}
@@ -446,9 +460,12 @@ func runRole(ctx context.Context, env *cmdEnv, args []string) error {
 }
 
 func runKeys(ctx context.Context, env *cmdEnv, args []string) error {
-	_, args, err := subcommand(env, "keys", []string{"rotate"}, args)
+	sub, args, err := subcommand(env, "keys", []string{"rotate", "status"}, args)
 	if err != nil {
 		return err
+	}
+	if sub == "status" {
+		return runKeysStatus(ctx, env, args)
 	}
 	var (
 		ref        string

@@ -28,6 +28,8 @@ type config struct {
 	// limitValues are the --limit-* flags, copied into Config.Limits by
 	// applyLimits once parsed.
 	limitValues map[limits.Name]*int
+	// rotationFlag is --key-rotation, read after parsing.
+	rotationFlag *bool
 }
 
 // connection defines the flags every command uses to open the app: the
@@ -39,6 +41,8 @@ func (c *config) connection(fs *cmdFlags, serving bool) {
 		fs.str(&c.DataDir, "data-dir", "LECTERN_DATA_DIR", "./data", "directory of the embedded default (database, generated KEK)")
 		fs.str(&c.KEK, "kek", "LECTERN_KEK", "", "key-encryption key: base64 of 32 bytes")
 		fs.str(&c.KEKFile, "kek-file", "LECTERN_KEK_FILE", "", "file holding the key-encryption key (base64)")
+		fs.str(&c.KEKPrevious, "kek-previous", "LECTERN_KEK_PREVIOUS", "", "previous key-encryption keys, comma-separated: rows sealed under them still open while `lectern kek rotate` re-seals them")
+		fs.duration(&c.KeyRotationPeriod, "key-rotation-period", "LECTERN_KEY_ROTATION_PERIOD", 90*24*time.Hour, "how long a signing key signs before it is rotated (a site's key_rotation_days setting overrides it)")
 		fs.str(&c.RedisURL, "redis-url", "REDIS_URL", "", "Redis URL: redis://[user:pass@]host:port/db (rediss:// for TLS), a Sentinel group redis+sentinel://[user:pass@]h1:26379,h2:26379/<master>/<db>[?sentinel_password=...], or a Cluster redis+cluster://[user:pass@]h1:7000,h2:7001 (rediss+... for TLS); empty: in-memory cache (one process only)")
 		fs.str(&c.RedisPrefix, "redis-prefix", "LECTERN_REDIS_PREFIX", "", "prefix of every Redis key and channel, to share one Redis between deployments")
 		fs.boolean(&c.RedisAllowEviction, "redis-allow-eviction", "LECTERN_REDIS_ALLOW_EVICTION", false, "accept a Redis whose maxmemory-policy may evict keys (refused by default: eviction drops sessions, codes and rate limits)")
@@ -72,8 +76,13 @@ func (c *config) serving(fs *cmdFlags) {
 	fs.str(&c.MetricsAddr, "metrics-addr", "LECTERN_METRICS_ADDR", "127.0.0.1:9090", "listen address of /metrics (Prometheus), /healthz, /readyz and, with --pprof, /debug/pprof/: never a site's origin; empty: none")
 	fs.boolean(&c.Pprof, "pprof", "LECTERN_PPROF", false, "serve the Go profiler (net/http/pprof) on --metrics-addr")
 	fs.durationOrZero(&c.ShutdownDelay, "shutdown-delay", "LECTERN_SHUTDOWN_DELAY", server.DefaultShutdownDelay, "after SIGTERM, answer /readyz with 503 this long while still serving, so load balancers stop sending requests before the listener closes (0s: close at once)")
-	fs.duration(&c.SiteCacheTTL, "site-cache-ttl", "LECTERN_SITE_CACHE_TTL", 5*time.Second, "how long a replica trusts its copy of a site without a change broadcast")
+	fs.duration(&c.SiteCacheTTL, "site-cache-ttl", "LECTERN_SITE_CACHE_TTL", time.Minute, "how long a replica serves its copy of a site before revalidating it in the background (bounds staleness when a change broadcast is lost)")
+	fs.integer(&c.SiteCacheEntries, "site-cache-entries", "LECTERN_SITE_CACHE_ENTRIES", 100_000, "hosts a replica keeps in memory (least recently used dropped first)")
 	fs.boolean(&c.DemoSeed, "demo-seed", "LECTERN_DEMO_SEED", true, "seed the demo sites on the first embedded start")
+	fs.duration(&c.KeyPrePublish, "key-pre-publish", "LECTERN_KEY_PRE_PUBLISH", 24*time.Hour, "how long a scheduled next signing key is in the JWKS before it signs")
+	var rotate bool
+	fs.boolean(&rotate, "key-rotation", "LECTERN_KEY_ROTATION", true, "run the key rotation scheduler on this replica (one replica at a time works, by a lease)")
+	c.rotationFlag = &rotate
 	fs.str(&c.SMTPURL, "smtp-url", "LECTERN_SMTP_URL", "", "SMTP server of the account mail: smtp://user:pass@host:port (STARTTLS when offered; ?starttls=required to insist) or smtps://... (implicit TLS); empty: each message is logged and written to <data-dir>/outbox/*.eml")
 	fs.str(&c.MailFrom, "mail-from", "LECTERN_MAIL_FROM", "no-reply@localhost", "sender address of the account mail, unless a site sets its own (lectern site update --mail-from-address)")
 	fs.integer(&c.PasswordChecks, "password-checks", "LECTERN_PASSWORD_CHECKS", runtime.GOMAXPROCS(0),

@@ -18,7 +18,7 @@ var helpFlag = regexp.MustCompile(`(?m)^  --([a-z-]+)(?: ([^ ]+))? {2,}`)
 // flags the command has; every flag listed is one the command accepts.
 // serve's flags appear under serve alone.
 func TestHelpFitsEachCommand(t *testing.T) {
-	serveOnly := []string{"addr", "trusted-proxies", "files-url", "metrics-addr", "pprof", "site-cache-ttl", "demo-seed",
+	serveOnly := []string{"addr", "trusted-proxies", "files-url", "metrics-addr", "pprof", "site-cache-ttl", "site-cache-entries", "demo-seed", "key-pre-publish", "key-rotation",
 		"access-log", "db-max-conns", "redis-autopipeline"}
 	logging := []string{"log-level", "log-format"}
 	connection := []string{"database-url", "data-dir", "kek", "kek-file", "redis-url", "redis-prefix"}

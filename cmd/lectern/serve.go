@@ -13,6 +13,7 @@ import (
 
 	"github.com/lectern/lectern/internal/demo"
 	"github.com/lectern/lectern/internal/server"
+	"github.com/lectern/lectern/internal/telemetry"
 	"github.com/lectern/lectern/storage"
 )
 
@@ -36,6 +37,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	if err := cfg.applyLimits(); err != nil {
 		return err
 	}
+	cfg.KeyRotationOff = !*cfg.rotationFlag
 	logger, err := cfg.logger(os.Stderr)
 	if err != nil {
 		return err
@@ -48,6 +50,17 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	if env.getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
+	// Traces go where the standard OTEL_* variables say; without an
+	// endpoint tracing stays off.
+	stopTracing, err := telemetry.Setup(ctx, env.getenv, buildVersion())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := stopTracing(context.WithoutCancel(ctx)); err != nil {
+			logger.Warn("flushing traces failed", "err", err)
+		}
+	}()
 	a, err := server.Open(ctx, &cfg.Config, logger, server.OpenOptions{RequireCurrentSchema: true})
 	if err != nil {
 		return err
@@ -130,4 +143,13 @@ Lectern is serving the demo sites (embedded default: SQLite + in-memory cache un
 		demo.StudentEmail, demo.StudentPassword, demo.OutsiderEmail, demo.OutsiderPassword,
 		demo.MemberClientID, demo.LoopbackRedirect, demo.VendorClientName, demo.VendorClientID,
 		demo.AcademyOrigin(port))
+}
+
+// buildVersion is the module version the binary was built from, for the
+// service.version of traces.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "devel"
 }

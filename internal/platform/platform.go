@@ -64,6 +64,9 @@ func (p *Platform) CreateSite(ctx context.Context, s *storage.Site) error {
 	if _, err := p.Keys.CreateRing(ctx, s.ID); err != nil {
 		return fmt.Errorf("site %s created but its key ring failed: %w (run: lectern keys rotate --site %s --activate-in 0)", s.Slug, err, s.Slug)
 	}
+	if err := p.reschedule(ctx, s.ID, KeyRotationDays(s)); err != nil {
+		return fmt.Errorf("site %s created but its key rotation could not be scheduled: %w", s.Slug, err)
+	}
 	p.announce(ctx, SitesChannel, s.ID)
 	return nil
 }
@@ -73,8 +76,21 @@ func (p *Platform) UpdateSite(ctx context.Context, s *storage.Site) error {
 	if err := validateSite(s); err != nil {
 		return err
 	}
+	before, err := p.Store.SiteByID(ctx, s.ID)
+	if err != nil {
+		return err
+	}
 	if err := p.Store.UpdateSite(ctx, s); err != nil {
 		return err
+	}
+	if days := KeyRotationDays(s); days != KeyRotationDays(before) {
+		period := time.Duration(days) * 24 * time.Hour
+		if days == 0 {
+			period = p.Keys.RotationPeriod()
+		}
+		if err := p.Keys.Reschedule(ctx, s.ID, period); err != nil {
+			return fmt.Errorf("site %s updated but its key rotation could not be rescheduled: %w", s.Slug, err)
+		}
 	}
 	p.announce(ctx, SitesChannel, s.ID)
 	return nil

@@ -49,7 +49,7 @@ func Open(ctx context.Context, cfg *Config, logger *slog.Logger, o OpenOptions) 
 		}
 	}()
 	var err error
-	a.Store, err = sqlstore.Open(ctx, cfg.EffectiveDatabaseURL(), &sqlstore.Options{Logger: logger, MaxOpenConns: cfg.DBMaxConns})
+	a.Store, err = sqlstore.Open(ctx, cfg.EffectiveDatabaseURL(), &sqlstore.Options{Logger: logger, MaxOpenConns: cfg.DBMaxConns, TracerProvider: cfg.TracerProvider})
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func Open(ctx context.Context, cfg *Config, logger *slog.Logger, o OpenOptions) 
 		// not be nil, and closing it on the way out would panic.
 		rc, err := cache.NewRedis(ctx, cfg.RedisURL, &cache.RedisOptions{
 			Prefix: cfg.RedisPrefix, NoAutoPipeline: !cfg.RedisAutoPipeline,
-			AllowEviction: cfg.RedisAllowEviction, Logger: logger,
+			AllowEviction: cfg.RedisAllowEviction, Logger: logger, TracerProvider: cfg.TracerProvider,
 		})
 		if errors.Is(err, cache.ErrEvictingPolicy) {
 			return nil, fmt.Errorf("%w (--redis-allow-eviction / LECTERN_REDIS_ALLOW_EVICTION=1 accepts it)", err)
@@ -92,11 +92,11 @@ func Open(ctx context.Context, cfg *Config, logger *slog.Logger, o OpenOptions) 
 		}
 		a.Cache = rc
 	}
-	kek, err := keys.LoadKEK(cfg.KEK, cfg.KEKFile, cfg.kekGenerateDir())
+	kek, previous, err := keys.LoadKEKs(cfg.KEK, cfg.KEKPrevious, cfg.KEKFile, cfg.kekGenerateDir())
 	if err != nil {
 		return nil, err
 	}
-	a.Keys, err = keys.NewManager(a.Store, kek, &keys.Options{Logger: logger})
+	a.Keys, err = keys.NewManager(a.Store, kek, &keys.Options{Logger: logger, PreviousKEKs: previous, RotationPeriod: cfg.KeyRotationPeriod})
 	if err != nil {
 		return nil, err
 	}

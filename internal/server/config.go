@@ -6,8 +6,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/lectern/lectern/mail"
 	"github.com/lectern/lectern/limits"
+	"github.com/lectern/lectern/mail"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config holds the process settings the wiring needs. The CLI fills it
@@ -34,6 +35,19 @@ type Config struct {
 	// KEK or KEKFile is the key-encryption key; with neither, the embedded
 	// default generates one under DataDir (--kek, --kek-file).
 	KEK, KEKFile string
+	// KEKPrevious are comma-separated previous key-encryption keys, which
+	// still open rows during a KEK rotation (--kek-previous).
+	KEKPrevious string
+	// KeyRotationPeriod is how long a signing key signs before the
+	// scheduler replaces it, unless a site sets its own; 0 means the
+	// default, 90 days (--key-rotation-period).
+	KeyRotationPeriod time.Duration
+	// KeyPrePublish is how long a scheduled next key is in the JWKS before
+	// it signs; 0 means 24 h (--key-pre-publish).
+	KeyPrePublish time.Duration
+	// KeyRotationOff stops this replica from running the rotation
+	// scheduler (--key-rotation=false).
+	KeyRotationOff bool
 	// DataDir holds the embedded database, a generated KEK and, without
 	// FilesURL, the uploads (--data-dir).
 	DataDir string
@@ -47,6 +61,9 @@ type Config struct {
 	// SiteCacheTTL is how long a replica trusts its copy of a site
 	// without a change broadcast (--site-cache-ttl).
 	SiteCacheTTL time.Duration
+	// SiteCacheEntries bounds the hosts the resolver keeps in memory
+	// (--site-cache-entries; 0: tenant.DefaultResolverEntries).
+	SiteCacheEntries int
 	// AccessLog logs every request (--access-log).
 	AccessLog bool
 	// Pprof serves the Go profiler on the metrics listener (--pprof).
@@ -65,6 +82,12 @@ type Config struct {
 	// (--password-checks; default: one per core); PasswordQueue how many
 	// sign-ins of one site may wait for them (--password-queue).
 	PasswordChecks, PasswordQueue int
+
+	// TracerProvider receives the spans of HTTP requests, SQL statements
+	// and Redis commands. Nil: the global provider (cmd/lectern installs
+	// one from the OTEL_* variables, or leaves the no-op). Tests pass one
+	// with an in-memory exporter.
+	TracerProvider trace.TracerProvider
 
 	// CIMDTestRoots lets the CIMD fetcher reach an httptest TLS server on
 	// loopback. Test-only: no flag or environment variable sets it.

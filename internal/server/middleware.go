@@ -11,6 +11,7 @@ import (
 
 	"github.com/lectern/lectern/adminapi"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 	"github.com/lectern/lectern/web"
 )
 
@@ -119,7 +120,15 @@ func (s *Server) metrics() echo.MiddlewareFunc {
 		Name: "lectern_http_request_duration_seconds", Help: "HTTP request latency by route.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 	}, []string{"route", "method"})
-	s.registry.MustRegister(requests, duration)
+	rateLimited := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "lectern_http_rate_limited_total", Help: "Requests refused with 429 Too Many Requests, by route.",
+	}, []string{"route"})
+	s.registry.MustRegister(requests, duration, rateLimited)
+	// The routes that throttle start at 0, so the series exist (and the
+	// spike alert has a baseline) before the first refusal.
+	for _, route := range []string{vocab.TokenPath, vocab.RegistrationPath, vocab.AuthorizePath, "/login", vocab.MemberGraphQLPath, vocab.MCPPath} {
+		rateLimited.WithLabelValues(route)
+	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
@@ -136,6 +145,9 @@ func (s *Server) metrics() echo.MiddlewareFunc {
 			method := methodLabel(c.Request().Method)
 			duration.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 			requests.WithLabelValues(route, method, statusClass(c.Response().Status)).Inc()
+			if c.Response().Status == http.StatusTooManyRequests {
+				rateLimited.WithLabelValues(route).Inc()
+			}
 			return nil
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -27,7 +28,10 @@ const DefaultShutdownDelay = 5 * time.Second
 // broadcasts, and while it answers it runs the periodic housekeeping.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	watchCtx, stopWatch := context.WithCancel(context.Background())
-	defer stopWatch()
+	// Background work stops before Serve returns and the caller closes
+	// the store under it.
+	var bg sync.WaitGroup
+	defer func() { stopWatch(); bg.Wait() }()
 	// Start serving only once change broadcasts arrive (or after a few
 	// seconds without them: an unreachable cache must not block start-up;
 	// /readyz reports it).
@@ -37,7 +41,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.app.Logger.Warn("change broadcasts not subscribed yet; serving anyway")
 	}
 	hs := &http.Server{
-		Handler:           s.echo,
+		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -52,6 +56,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// Revocation versions of the sites this replica serves, for trusting
 	// the cache's revocation copies (authserver/bearer).
 	go s.verifier.Run(watchCtx)
+	if !s.app.Config.KeyRotationOff {
+		sched, err := s.app.Platform.KeyScheduler(s.app.Config.KeyPrePublish)
+		if err != nil {
+			return err
+		}
+		bg.Go(func() { sched.Run(watchCtx) })
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	s.app.Logger.Info("listening", "addr", ln.Addr().String(), "database", s.app.Store.Dialect(), "cache", cacheInfo(s.app), "mail", s.mailDesc)

@@ -29,8 +29,10 @@ import (
 // Server is the HTTP side of the app: every handler, mounted on one echo
 // router, and the lifecycle of serving them (Serve).
 type Server struct {
-	app      *App
-	echo     *echo.Echo
+	app  *App
+	echo *echo.Echo
+	// handler is echo under the OpenTelemetry HTTP instrumentation.
+	handler  http.Handler
 	resolver *tenant.Resolver
 	registry *prometheus.Registry
 	verifier *bearer.Verifier
@@ -58,7 +60,7 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	s := &Server{
 		app:      a,
 		echo:     echo.New(),
-		resolver: tenant.NewResolver(a.Store, &tenant.ResolverOptions{TTL: a.Config.SiteCacheTTL}),
+		resolver: tenant.NewResolver(a.Store, &tenant.ResolverOptions{TTL: a.Config.SiteCacheTTL, MaxEntries: a.Config.SiteCacheEntries}),
 		registry: prometheus.NewRegistry(),
 
 		readiness: newReadiness(),
@@ -72,7 +74,8 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	if err := s.buildMail(); err != nil {
 		return nil, err
 	}
-	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		dependencyCollector{s})
 	registerCacheMetrics(s.registry, a.Cache)
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
@@ -98,7 +101,7 @@ func New(ctx context.Context, a *App) (*Server, error) {
 		return c.Request().Method == http.MethodPost && c.Request().URL.Path == adminapi.BasePath+"/files"
 	}
 	isPicture := func(c echo.Context) bool { return isPictureUpload(c.Request()) }
-	e.Use(s.metrics(),
+	e.Use(s.metrics(), traceRoute,
 		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "1M", Skipper: func(c echo.Context) bool { return isUpload(c) || isPicture(c) }}),
 		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
 			Limit:   strconv.Itoa(adminapi.UploadBodyLimit) + "B",
@@ -116,6 +119,7 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	e.Match(getHead, "/readyz", s.readyz)
 
 	disc := discovery.NewHandler(a.Keys, a.Logger)
+	s.registry.MustRegister(s.cacheCollector(disc))
 	e.Match(getHead, vocab.ProtectedResourcePath, echo.WrapHandler(http.HandlerFunc(disc.ProtectedResource)))
 	e.Match(getHead, vocab.AuthorizationServerPath, echo.WrapHandler(http.HandlerFunc(disc.AuthorizationServer)))
 	e.Match(getHead, vocab.OpenIDConfigurationPath, echo.WrapHandler(http.HandlerFunc(disc.AuthorizationServer)))
@@ -145,6 +149,7 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	s.mountAdminAPI()
 	s.mountWeb()
 	s.mountAccounts()
+	s.handler = tracedHandler(e, a.Config.TracerProvider)
 	return s, nil
 }
 
@@ -173,7 +178,7 @@ func (s *Server) buildHandlers() error {
 }
 
 // ServeHTTP answers r through the router, as Serve does.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // Router is the echo router, for a caller that adds routes of its own
 // before Serve (tests add a slow one).

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lectern/lectern/storage"
 )
@@ -75,6 +78,9 @@ type RedisOptions struct {
 	// Logger receives warnings (a managed Redis that hides its policy).
 	// Default: discard.
 	Logger *slog.Logger
+	// TracerProvider receives a span per command (redisotel); nil: the
+	// global one, a no-op unless tracing is configured.
+	TracerProvider trace.TracerProvider
 }
 
 // Defaults of RedisOptions.
@@ -125,6 +131,8 @@ type Redis struct {
 	breaker     *breaker // nil when disabled
 	policy      string
 	log         *slog.Logger
+	tracer      trace.Tracer // spans for autopipelined commands (tracing.go)
+	piped       sync.Map     // commands in the autopipeliner: redisotel leaves them to submit
 
 	mu      sync.Mutex // orders subs.Add before Close's subs.Wait
 	closed  bool
@@ -157,6 +165,7 @@ func NewRedis(ctx context.Context, url string, opts *RedisOptions) (*Redis, erro
 		return nil, fmt.Errorf("cache: invalid redis URL: %w", err)
 	}
 	rdb := target.newClient(o.PoolSize)
+	tp := cmp.Or[trace.TracerProvider](o.TracerProvider, otel.GetTracerProvider())
 	r := &Redis{
 		rdb:         rdb,
 		topology:    target.topology,
@@ -169,6 +178,7 @@ func NewRedis(ctx context.Context, url string, opts *RedisOptions) (*Redis, erro
 		opTimeout:   o.OpTimeout,
 		readTimeout: o.ReadTimeout,
 		log:         o.Logger,
+		tracer:      tp.Tracer(tracerName),
 	}
 	r.cluster, _ = rdb.(*redis.ClusterClient)
 	if r.opTimeout <= 0 {
@@ -179,6 +189,10 @@ func NewRedis(ctx context.Context, url string, opts *RedisOptions) (*Redis, erro
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
+	}
+	if err := r.instrument(tp); err != nil {
+		_ = rdb.Close()
+		return nil, err
 	}
 	if err := r.Ping(ctx); err != nil {
 		_ = rdb.Close()
@@ -256,7 +270,7 @@ func (r *Redis) run(ctx context.Context, timeout time.Duration, cmd redis.Cmder)
 		if r.ap == nil {
 			return r.rdb.Process(ctx, cmd)
 		}
-		return r.ap.Submit(ctx, cmd).WaitContext(ctx)
+		return r.submit(ctx, cmd)
 	})
 }
 

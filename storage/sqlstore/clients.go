@@ -128,7 +128,9 @@ func (s *Store) AllowCIMDHost(ctx context.Context, h *storage.CIMDHost) error {
 		}
 		if len(existing) == 1 {
 			h.ID, h.CreatedAt = existing[0].ID, existing[0].CreatedAt
-			return tx.Model(h).Update("reviewed", h.Reviewed).Error
+			// By owner as well as id: on a distributed database the site
+			// routes the statement to its shard.
+			return tx.Model(h).Scopes(ownerScope(h.SiteID)).Update("reviewed", h.Reviewed).Error
 		}
 		return tx.Create(h).Error
 	}))

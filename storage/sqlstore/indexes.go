@@ -66,6 +66,8 @@ var reliedIndexes = []indexNeed{
 	unique("site_hosts", "host").because("LookupHost (every request)"),
 	lookup("site_hosts", "site_id").because("UpdateSite (replacing a site's hosts)"),
 	unique("site_keys", "site_id", "kid").because("SetSiteKeyState"),
+	lookup("site_keys", "rotate_at").where().because("DueSiteKeys (the rotation scheduler)"),
+	lookup("site_keys", "activates_at").where().because("PendingSiteKeys (the rotation scheduler)"),
 	unique("users", "email").because("CreateUser, UserByEmail"),
 	unique("site_roles", "site_id", "user_id", "role").because("GrantRole (ON CONFLICT DO NOTHING)"),
 	lookup("site_roles", "user_id").because("SitesOfUser, RolesAt"),

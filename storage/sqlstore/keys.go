@@ -18,6 +18,9 @@ func (s *Store) CreateSiteKey(ctx context.Context, key *storage.SiteKey) error {
 	if key.RetiredAt != nil {
 		key.RetiredAt = ptrUTC(*key.RetiredAt)
 	}
+	if key.RotateAt != nil {
+		key.RotateAt = ptrUTC(*key.RotateAt)
+	}
 	return mapErr(s.db.WithContext(ctx).Create(key).Error)
 }
 

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -42,11 +43,23 @@ func (g gormLogger) Trace(ctx context.Context, begin time.Time, fc func() (strin
 	switch {
 	case err != nil && !errors.Is(err, gorm.ErrRecordNotFound) && !errors.Is(err, context.Canceled):
 		sql, _ := fc()
-		g.l.ErrorContext(ctx, "sql failed", "sql", sql, "duration", elapsed, "err", err)
+		g.l.ErrorContext(ctx, "sql failed", "sql", shortSQL(sql), "duration", elapsed, "err", err)
 	case elapsed > g.slow:
 		sql, rows := fc()
-		g.l.WarnContext(ctx, "slow sql", "sql", sql, "duration", elapsed, "rows", rows)
+		g.l.WarnContext(ctx, "slow sql", "sql", shortSQL(sql), "duration", elapsed, "rows", rows)
 	}
+}
+
+// maxLoggedSQL bounds the statement text in a log line: a batched insert
+// (a site import stores 500 sites in one) runs to tens of kilobytes of
+// placeholders.
+const maxLoggedSQL = 500
+
+func shortSQL(sql string) string {
+	if len(sql) <= maxLoggedSQL {
+		return sql
+	}
+	return sql[:maxLoggedSQL] + fmt.Sprintf("... (%d bytes)", len(sql))
 }
 
 // ParamsFilter keeps values out of the SQL text given to Trace.

@@ -6,7 +6,7 @@ import "github.com/lectern/lectern/storage"
 // CheckSchema. A test fails when a type of package storage with a
 // primaryKey field is missing here.
 func storedModels() []any {
-	return []any{&storage.Site{}, &storage.SiteHost{}, &storage.SiteKey{}, &storage.User{}, &storage.SiteRole{},
+	return []any{&storage.Site{}, &storage.SiteHost{}, &storage.SiteKey{}, &storage.Lease{}, &storage.User{}, &storage.SiteRole{},
 		&storage.Client{}, &storage.VendorIntegration{}, &storage.CIMDHost{}, &storage.Grant{}, &storage.RefreshToken{},
 		&storage.Consent{}, &storage.RevokedToken{}, &storage.AuditEvent{}, &storage.Course{}, &storage.Lecturer{}, &storage.CourseLecturer{},
 		&storage.Section{}, &storage.Lecture{}, &storage.Enrollment{}, &storage.LectureProgress{}, &storage.DigitalProduct{},

@@ -16,7 +16,10 @@ import (
 	"time"
 
 	"github.com/glebarez/sqlite"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"go.opentelemetry.io/otel/trace"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -38,6 +41,15 @@ type Options struct {
 	MaxOpenConns int
 	// SlowQuery is the threshold for slow-query warnings. Default 200ms.
 	SlowQuery time.Duration
+	// OnStatement, if set, sees the text of every statement sent to
+	// PostgreSQL (gorm's and those sent on database/sql directly) before it
+	// runs. The test that every query on a distributed table carries its
+	// site (docs/SCALE.md) records them with it.
+	OnStatement func(sql string)
+	// TracerProvider receives a span per gorm statement (without the
+	// statements' values). Nil: the global provider, a no-op unless
+	// tracing is configured.
+	TracerProvider trace.TracerProvider
 }
 
 // Store implements storage.Store on gorm.
@@ -82,6 +94,14 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		dialector, dialect = postgres.Open(withGenericPlans(dsn)), Postgres
+		if opts.OnStatement != nil {
+			pc, err := pgx.ParseConfig(withGenericPlans(dsn))
+			if err != nil {
+				return nil, fmt.Errorf("sqlstore: %w", err)
+			}
+			pc.Tracer = statementTracer(opts.OnStatement)
+			dialector = postgres.New(postgres.Config{Conn: stdlib.OpenDB(*pc)})
+		}
 	case strings.HasPrefix(dsn, "sqlite:"):
 		path := strings.TrimPrefix(dsn, "sqlite:")
 		if path == "" {
@@ -103,6 +123,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	db, err := gorm.Open(dialector, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: open %s: %w", dialect, mapErr(err))
+	}
+	if err := db.Use(newTracingPlugin(opts.TracerProvider, dialect)); err != nil {
+		return nil, fmt.Errorf("sqlstore: tracing: %w", err)
 	}
 	sqlDB, err := db.DB()
 	if err != nil {
@@ -244,3 +267,14 @@ func unavailable(err error) bool {
 func (s *Store) Exec(ctx context.Context, sql string, args ...any) error {
 	return mapErr(s.db.WithContext(ctx).Exec(sql, args...).Error)
 }
+
+// statementTracer hands every statement's text to a function
+// (Options.OnStatement).
+type statementTracer func(sql string)
+
+func (f statementTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	f(d.SQL)
+	return ctx
+}
+
+func (statementTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}

@@ -1,0 +1,52 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/lectern/lectern/internal/telemetry"
+	"github.com/lectern/lectern/tenant"
+)
+
+// tracedHandler puts a server span around every request but the process
+// endpoints (probes and scrapes would drown the traces), continuing a
+// trace the caller propagated (W3C traceparent).
+func tracedHandler(h http.Handler, tp trace.TracerProvider) http.Handler {
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	return otelhttp.NewHandler(h, "http.server",
+		otelhttp.WithTracerProvider(tp),
+		otelhttp.WithPropagators(otel.GetTextMapPropagator()),
+		otelhttp.WithFilter(func(r *http.Request) bool { return !processPaths[r.URL.Path] }),
+		// Request metrics come from the Prometheus middleware.
+		otelhttp.WithMeterProvider(noop.NewMeterProvider()),
+	)
+}
+
+// traceRoute names the request's span after its route (never the raw
+// path, which holds ids) and adds the site, once routing and the Host
+// middleware have run.
+func traceRoute(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		span := trace.SpanFromContext(c.Request().Context())
+		if span.IsRecording() {
+			route := c.Path()
+			if route == "" {
+				route = "unmatched"
+			}
+			span.SetName(methodLabel(c.Request().Method) + " " + route)
+			span.SetAttributes(attribute.String("http.route", route))
+			if site, ok := tenant.FromContext(c.Request().Context()); ok {
+				span.SetAttributes(telemetry.SiteAttribute(site.ID))
+			}
+		}
+		return next(c)
+	}
+}
