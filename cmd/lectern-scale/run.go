@@ -85,7 +85,7 @@ func runCount(ctx context.Context, cfg *config, n int) (res *result, err error) 
 	_, _ = crand.Read(kek)
 	r.env = append(os.Environ(), "DATABASE_URL="+r.dbURL, "LECTERN_KEK="+base64.StdEncoding.EncodeToString(kek),
 		"LECTERN_LOG_LEVEL=warn", "LECTERN_ACCESS_LOG=false", "LECTERN_DEMO_SEED=false",
-		"LECTERN_ADDR="+r.target, fmt.Sprintf("LECTERN_DEBUG_ADDR=127.0.0.1:%d", cfg.port+1),
+		"LECTERN_ADDR="+r.target, fmt.Sprintf("LECTERN_METRICS_ADDR=127.0.0.1:%d", cfg.port+1), "LECTERN_PPROF=true",
 		"REDIS_URL="+cfg.redisURL, fmt.Sprintf("LECTERN_REDIS_PREFIX=lectern-scale-%d-%d:", os.Getpid(), n))
 	if _, err := r.lectern(ctx, "migrate"); err != nil {
 		return nil, err
@@ -275,7 +275,7 @@ func (r *run) memory(label string) (mem, error) {
 			m.rss = kb << 10
 		}
 	}
-	resp, err = r.http.Get("http://" + r.target + "/metrics")
+	resp, err = http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", r.cfg.port+1)) // the metrics listener, not r.http
 	if err != nil {
 		return mem{}, err
 	}

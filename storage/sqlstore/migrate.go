@@ -72,7 +72,12 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	var (
 		gooseDialect = database.DialectSQLite3
 		locker       lock.SessionLocker
-		opts         = []goose.ProviderOption{goose.WithLogger(goose.NopLogger()), goose.WithDisableGlobalRegistry(true)}
+		// Versions are handed to changes ahead of time, so a database may
+		// hold a newer migration before an older number lands (a gap that
+		// filled later): it is applied then, not refused. Migrations touch
+		// disjoint tables and columns; none depends on a later number.
+		opts = []goose.ProviderOption{goose.WithLogger(goose.NopLogger()), goose.WithDisableGlobalRegistry(true),
+			goose.WithAllowOutofOrder(true)}
 	)
 	if s.dialect == Postgres {
 		gooseDialect = database.DialectPostgres
