@@ -3,6 +3,7 @@ package mfa
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -113,6 +114,8 @@ type Ceremony struct {
 	// Request and ReturnTo are where a sign-in continues.
 	Request  string `json:"request,omitempty"`
 	ReturnTo string `json:"return_to,omitempty"`
+	// Step is the second-factor step a sign-in with a passkey completes.
+	Step string `json:"step,omitempty"`
 }
 
 func ceremonyKey(site tenant.ID, id string) string { return storage.CacheKey(site, "webauthn", id) }
@@ -163,4 +166,151 @@ func HasFactor(ctx context.Context, s storage.FactorStore, site tenant.ID, userI
 		return false, 0, err
 	}
 	return totp, len(keys), nil
+}
+
+// Party is a site's relying party, ready for ceremonies.
+type Party struct {
+	site *tenant.Site
+	w    *webauthn.WebAuthn
+}
+
+// PartyOf returns the relying party of site.
+func PartyOf(site *tenant.Site) (*Party, error) {
+	w, err := RelyingParty(site)
+	if err != nil {
+		return nil, err
+	}
+	return &Party{site: site, w: w}, nil
+}
+
+// BeginLogin starts a sign-in with one of acct's passkeys and returns the
+// browser's options (for navigator.credentials.get).
+func (p *Party) BeginLogin(acct *Account, c *Ceremony) (any, error) {
+	if len(acct.Passkeys) == 0 {
+		return nil, errors.New("mfa: no passkey at this site")
+	}
+	a, data, err := p.w.BeginLogin(acct)
+	if err != nil {
+		return nil, err
+	}
+	c.Data = *data
+	return a, nil
+}
+
+// BeginDiscoverable starts a sign-in with any passkey of the site (the
+// browser offers the person's passkeys; no account is named).
+func (p *Party) BeginDiscoverable(c *Ceremony) (any, error) {
+	a, data, err := p.w.BeginDiscoverableLogin()
+	if err != nil {
+		return nil, err
+	}
+	c.Data = *data
+	return a, nil
+}
+
+// FinishLogin checks the authenticator's answer (credential, JSON) to c
+// for acct and records the passkey's use.
+func (p *Party) FinishLogin(ctx context.Context, store storage.FactorStore, acct *Account, c *Ceremony, credential string, at time.Time) error {
+	parsed, err := protocol.ParseCredentialRequestResponseBytes([]byte(credential))
+	if err != nil {
+		return err
+	}
+	cred, err := p.w.ValidateLogin(acct, c.Data, parsed)
+	if err != nil {
+		return err
+	}
+	return recordUse(ctx, store, p.site.ID, cred, at)
+}
+
+// FinishDiscoverable checks the answer to a sign-in without an account
+// named: the passkey must be one of the site's, and the user handle the
+// authenticator returns must be its account's. It returns the account.
+func (p *Party) FinishDiscoverable(ctx context.Context, store storage.Store, c *Ceremony, credential string, at time.Time) (*Account, error) {
+	parsed, err := protocol.ParseCredentialRequestResponseBytes([]byte(credential))
+	if err != nil {
+		return nil, err
+	}
+	var acct *Account
+	cred, err := p.w.ValidateDiscoverableLogin(func(rawID, userHandle []byte) (webauthn.User, error) {
+		pk, err := store.PasskeyByCredentialID(ctx, p.site.ID, rawID)
+		if err != nil {
+			return nil, err
+		}
+		if subtle.ConstantTimeCompare([]byte(pk.UserID), userHandle) != 1 {
+			return nil, errors.New("mfa: the passkey is another account's")
+		}
+		a, err := AccountAt(ctx, store, p.site.ID, pk.UserID)
+		if err != nil {
+			return nil, err
+		}
+		acct = a
+		return a, nil
+	}, c.Data, parsed)
+	if err != nil {
+		return nil, err
+	}
+	if acct == nil {
+		return nil, errors.New("mfa: no account")
+	}
+	return acct, recordUse(ctx, store, p.site.ID, cred, at)
+}
+
+// BeginRegistration starts adding a passkey to acct: a discoverable
+// credential with user verification, never one the authenticator has.
+func (p *Party) BeginRegistration(acct *Account, c *Ceremony) (any, error) {
+	a, data, err := p.w.BeginRegistration(acct, webauthn.WithExclusions(acct.Exclusions()),
+		webauthn.WithResidentKeyRequirement(protocol.ResidentKeyRequirementRequired))
+	if err != nil {
+		return nil, err
+	}
+	c.Data = *data
+	c.UserID = acct.User.ID
+	return a, nil
+}
+
+// FinishRegistration checks the authenticator's answer and stores the new
+// passkey under name.
+func (p *Party) FinishRegistration(ctx context.Context, store storage.FactorStore, acct *Account, c *Ceremony, credential, name string, at time.Time) (*storage.Passkey, error) {
+	if c.UserID != acct.User.ID {
+		return nil, errors.New("mfa: the ceremony is another account's")
+	}
+	parsed, err := protocol.ParseCredentialCreationResponseBytes([]byte(credential))
+	if err != nil {
+		return nil, err
+	}
+	cred, err := p.w.CreateCredential(acct, c.Data, parsed)
+	if err != nil {
+		return nil, err
+	}
+	data, err := EncodeCredential(cred)
+	if err != nil {
+		return nil, err
+	}
+	pk := &storage.Passkey{SiteID: p.site.ID, UserID: acct.User.ID, CredentialID: cred.ID, Name: name, Data: data, CreatedAt: at}
+	return pk, store.CreatePasskey(ctx, pk)
+}
+
+func recordUse(ctx context.Context, store storage.FactorStore, site tenant.ID, cred *webauthn.Credential, at time.Time) error {
+	pk, err := store.PasskeyByCredentialID(ctx, site, cred.ID)
+	if err != nil {
+		return err
+	}
+	data, err := EncodeCredential(cred)
+	if err != nil {
+		return err
+	}
+	return store.PasskeyUsed(ctx, site, pk.ID, data, at)
+}
+
+// AccountAt is the user with their passkeys at site.
+func AccountAt(ctx context.Context, store storage.Store, site tenant.ID, userID string) (*Account, error) {
+	u, err := store.UserByID(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := store.Passkeys(ctx, site, userID)
+	if err != nil {
+		return nil, err
+	}
+	return &Account{User: u, Passkeys: keys}, nil
 }

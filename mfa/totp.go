@@ -137,7 +137,7 @@ func (c *Checker) Check(ctx context.Context, userID, code string) (bool, error) 
 // RecoveryCodes is how many recovery codes an enrolment gives.
 const RecoveryCodes = 10
 
-var recoveryAlphabet = base32.NewEncoding("abcdefghjkmnpqrstuvwxyz23456789ab").WithPadding(base32.NoPadding)
+var recoveryAlphabet = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
 // NewRecoveryCodes makes RecoveryCodes codes ("xxxxx-xxxxx", 50 random
 // bits each) and their hashes, which are what is stored.
