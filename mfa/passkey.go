@@ -168,6 +168,12 @@ func HasFactor(ctx context.Context, s storage.FactorStore, site tenant.ID, userI
 	return totp, len(keys), nil
 }
 
+// Store is what the passkey ceremonies read and write.
+type Store interface {
+	storage.FactorStore
+	UserByID(ctx context.Context, id string) (*storage.User, error)
+}
+
 // Party is a site's relying party, ready for ceremonies.
 type Party struct {
 	site *tenant.Site
@@ -225,7 +231,7 @@ func (p *Party) FinishLogin(ctx context.Context, store storage.FactorStore, acct
 // FinishDiscoverable checks the answer to a sign-in without an account
 // named: the passkey must be one of the site's, and the user handle the
 // authenticator returns must be its account's. It returns the account.
-func (p *Party) FinishDiscoverable(ctx context.Context, store storage.Store, c *Ceremony, credential string, at time.Time) (*Account, error) {
+func (p *Party) FinishDiscoverable(ctx context.Context, store Store, c *Ceremony, credential string, at time.Time) (*Account, error) {
 	parsed, err := protocol.ParseCredentialRequestResponseBytes([]byte(credential))
 	if err != nil {
 		return nil, err
@@ -303,7 +309,7 @@ func recordUse(ctx context.Context, store storage.FactorStore, site tenant.ID, c
 }
 
 // AccountAt is the user with their passkeys at site.
-func AccountAt(ctx context.Context, store storage.Store, site tenant.ID, userID string) (*Account, error) {
+func AccountAt(ctx context.Context, store Store, site tenant.ID, userID string) (*Account, error) {
 	u, err := store.UserByID(ctx, userID)
 	if err != nil {
 		return nil, err

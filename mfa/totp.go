@@ -1,12 +1,14 @@
 package mfa
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base32"
 	"errors"
+	"image/png"
 	"strings"
 	"time"
 
@@ -88,7 +90,8 @@ func (c *Checker) Throttled(ctx context.Context, userID string) (bool, error) {
 	return atoi(raw) >= MaxFailures, nil
 }
 
-func (c *Checker) failed(ctx context.Context, userID string) {
+// Failed counts a wrong code against the account.
+func (c *Checker) Failed(ctx context.Context, userID string) {
 	_, _ = c.Cache.Incr(ctx, failureKey(userID), FailureWindow)
 }
 
@@ -107,7 +110,7 @@ func (c *Checker) Check(ctx context.Context, userID, code string) (bool, error) 
 	if len(code) == 6 {
 		t, err := c.Store.TOTPOf(ctx, userID)
 		if errors.Is(err, storage.ErrNotFound) {
-			c.failed(ctx, userID)
+			c.Failed(ctx, userID)
 			return false, nil
 		}
 		if err != nil {
@@ -120,7 +123,7 @@ func (c *Checker) Check(ctx context.Context, userID, code string) (bool, error) 
 			}
 		}
 		if !ok {
-			c.failed(ctx, userID)
+			c.Failed(ctx, userID)
 		}
 		return ok, nil
 	}
@@ -129,7 +132,7 @@ func (c *Checker) Check(ctx context.Context, userID, code string) (bool, error) 
 		return false, err
 	}
 	if !ok {
-		c.failed(ctx, userID)
+		c.Failed(ctx, userID)
 	}
 	return ok, nil
 }
@@ -171,4 +174,46 @@ func atoi(b []byte) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// Enrolment is a new TOTP secret waiting to be confirmed: its otpauth://
+// URL (what the QR code holds) and the secret itself (to type in).
+type Enrolment struct {
+	URL    string
+	Secret string
+}
+
+// NewEnrolment makes a new secret for account at the site called issuer.
+func NewEnrolment(issuer, account string) (Enrolment, error) {
+	k, err := NewTOTPKey(issuer, account)
+	if err != nil {
+		return Enrolment{}, err
+	}
+	return Enrolment{URL: k.String(), Secret: k.Secret()}, nil
+}
+
+// EnrolmentFromURL reads back an enrolment kept as its URL.
+func EnrolmentFromURL(u string) (Enrolment, error) {
+	k, err := otp.NewKeyFromURL(u)
+	if err != nil {
+		return Enrolment{}, err
+	}
+	return Enrolment{URL: k.String(), Secret: k.Secret()}, nil
+}
+
+// QRCode is the enrolment's URL as a QR code, a PNG of size pixels.
+func (e Enrolment) QRCode(size int) ([]byte, error) {
+	k, err := otp.NewKeyFromURL(e.URL)
+	if err != nil {
+		return nil, err
+	}
+	img, err := k.Image(size, size)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

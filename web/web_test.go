@@ -97,6 +97,16 @@ func TestEveryPageRenders(t *testing.T) {
 			[]string{`action="/admin/members/invitations/3/resend"`, `href="/admin/members/invitations/3/revoke"`, "new@x", "Enter an e-mail address.", `<option value="student" selected>`}},
 		"account_email": {emailData{chrome: chromeFor(rq, "account", "email"), Email: "owner@example.test", Verified: true, Error: "Your current password is wrong."},
 			[]string{`id="current-email">owner@example.test`, "verified", "Your current password is wrong.", `name="new_email"`}},
+		"account_security": {securityData{chrome: chromeFor(rq, "account", "security"), Required: true, Continue: "/admin", PasskeysAvailable: true,
+			Passkeys: []passkeyRow{{ID: 4, Name: "Work laptop", Created: ago}}, TOTP: true, RecoveryLeft: 9, SessionsMax: 50,
+			Sessions: []sessionRow{{Handle: "h1", Device: "Firefox on Linux", Place: "This network (10.1.2.0/24)", LastSeen: ago, Current: true, Factors: "password + passkey"}}},
+			[]string{`id="factor-required"`, `href="/admin" id="continue-link"`, `action="/account/security/passkeys/4/rename"`, "Work laptop",
+				`data-passkey="register"`, `id="recovery-left">9<`, `action="/account/security/sessions/h1/end"`, "This browser", "Firefox on Linux",
+				`id="end-all-form"`, `href="/account/security" aria-current="page"`}},
+		"account_totp": {totpEnrolData{chrome: chromeFor(rq, "account", "security"), Secret: "JBSWY3DPEHPK3PXP", Error: "That code is not right."},
+			[]string{`id="totp-secret">JBSWY3DPEHPK3PXP`, `src="/account/security/totp/qr.png"`, "That code is not right.", `action="/account/security/totp/confirm"`}},
+		"account_recovery": {recoveryData{chrome: chromeFor(rq, "account", "security"), Codes: []string{"abcde-fghij"}},
+			[]string{"<code>abcde-fghij</code>", "shown only this once"}},
 	}
 	names, err := fs.Glob(mustPageFS(t), "templates/*.html")
 	if err != nil {
