@@ -324,3 +324,26 @@ func TestMemFS(t *testing.T) {
 		t.Fatal("a bad pattern was accepted")
 	}
 }
+
+func TestDeviceAndPlaceForPeople(t *testing.T) {
+	for ua, want := range map[string]string{
+		"Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0":                                                                  "Firefox on Linux",
+		"Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Mobile/15E148 Safari/604.1": "Safari on iPhone",
+		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36 Edg/131.0":                   "Edge on Windows",
+		"": "Unknown device",
+	} {
+		if got := deviceOf(ua); got != want {
+			t.Errorf("deviceOf(%q) = %q; want %q", ua, got, want)
+		}
+	}
+	for _, c := range []struct{ ip, here, want string }{
+		{"203.0.113.7", "203.0.113.99", "This network (203.0.113.0/24)"},
+		{"203.0.113.7", "198.51.100.1", "Network 203.0.113.0/24"},
+		{"2001:db8:1:2::5", "", "Network 2001:db8:1::/48"},
+		{"", "203.0.113.7", "Unknown network"},
+	} {
+		if got := placeOf(c.ip, c.here); got != c.want {
+			t.Errorf("placeOf(%q, %q) = %q; want %q", c.ip, c.here, got, c.want)
+		}
+	}
+}
