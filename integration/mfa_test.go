@@ -272,3 +272,91 @@ func TestStaffSecondFactor(t *testing.T) {
 		t.Errorf("amr of the operator authorization = %v; want otp and mfa", got)
 	}
 }
+
+// The admin API shows and sets "staff must use a second factor"; a value
+// of the wrong type is a problem, not a change; the admin area enforces
+// what the API set.
+func TestStaffSecondFactorAdminAPI(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ts := startServer(t, b, nil)
+		c := admOwner(t, ts, ts.academy())
+		accounts := func(m map[string]any) map[string]any { a, _ := m["accounts"].(map[string]any); return a }
+		if got := accounts(c.do(http.MethodGet, "/school", nil, 200))["staffSecondFactor"]; got != false {
+			t.Fatalf("staffSecondFactor before = %v; want false", got)
+		}
+		r := admDo(t, ts, http.MethodPatch, ts.academy(), "/school", c.tok, map[string]any{"accounts": map[string]any{"staffSecondFactor": "yes"}})
+		if r.status != http.StatusBadRequest && r.status != http.StatusUnprocessableEntity {
+			t.Fatalf("staffSecondFactor \"yes\": %d; want a problem", r.status)
+		}
+		if got := accounts(c.do(http.MethodGet, "/school", nil, 200))["staffSecondFactor"]; got != false {
+			t.Fatalf("a refused change changed staffSecondFactor to %v", got)
+		}
+		if got := accounts(c.do(http.MethodPatch, "/school", map[string]any{"accounts": map[string]any{"staffSecondFactor": true}}, 200))["staffSecondFactor"]; got != true {
+			t.Fatalf("after setting it staffSecondFactor = %v", got)
+		}
+		// Other account settings are kept.
+		if a := accounts(c.do(http.MethodGet, "/school", nil, 200)); a["staffSecondFactor"] != true || a["signUp"] != false {
+			t.Fatalf("accounts after the change: %v", a)
+		}
+		lecturer := webSignIn(t, ts, ts.academy(), demo.LecturerEmail, demo.LecturerPassword)
+		if res := lecturer.get("/admin"); res.Status != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/account/security?required=1") {
+			t.Fatalf("a lecturer without a factor opening /admin: %d %q", res.Status, res.Header.Get("Location"))
+		}
+		// The open school is another site: its setting is its own.
+		if res := webSignIn(t, ts, ts.open(), demo.OwnerEmail, demo.OwnerPassword).get("/admin"); res.Status != http.StatusOK {
+			t.Fatalf("the owner at the open school: %d; its setting is off", res.Status)
+		}
+	})
+}
+
+// The sign-in's second-factor and passkey forms refuse what did not come
+// from the site's own pages, and a passkey ceremony answers once, at its
+// own site.
+func TestSecondFactorFormsRefuseForgery(t *testing.T) {
+	ts := startServer(t, backend{name: "embedded"}, nil)
+	academy := ts.academy()
+	p := webAnonymous(t, ts, academy)
+	lf := p.form("/login", "login-form", nil)
+	csrf := lf.Get("csrf_token")
+	for _, path := range []string{"/login/factor", "/login/passkey/begin", "/login/passkey/finish"} {
+		if st := p.post(path, url.Values{"step": {"x"}}).Status; st != http.StatusForbidden {
+			t.Errorf("POST %s without the token: %d; want 403", path, st)
+		}
+		if st := postFrom(t, p, path, "http://evil.test", url.Values{"csrf_token": {csrf}}); st != http.StatusForbidden {
+			t.Errorf("POST %s from another origin: %d; want 403", path, st)
+		}
+		if st := postFrom(t, p, path, ts.open(), url.Values{"csrf_token": {csrf}}); st != http.StatusForbidden {
+			t.Errorf("POST %s from a sibling site's origin: %d; want 403", path, st)
+		}
+		if st := p.get(path).Status; st != http.StatusMethodNotAllowed {
+			t.Errorf("GET %s: %d; want 405", path, st)
+		}
+	}
+	if res := p.post("/login/factor", url.Values{"csrf_token": {csrf}, "step": {strings.Repeat("a", 43)}, "code": {"123456"}}); res.Status != http.StatusBadRequest {
+		t.Errorf("an unknown step: %d; want 400", res.Status)
+	}
+	begin := p.post("/login/passkey/begin", url.Values{"csrf_token": {csrf}})
+	m := regexp.MustCompile(`"ceremony":"([^"]+)"`).FindStringSubmatch(begin.Body)
+	if begin.Status != http.StatusOK || m == nil || !strings.Contains(begin.Body, `"rpId":"localhost"`) {
+		t.Fatalf("passkey begin: %d %s", begin.Status, begin.Body)
+	}
+	// A made-up answer is refused, and uses the ceremony up.
+	if res := p.post("/login/passkey/finish", url.Values{"csrf_token": {csrf}, "ceremony": {m[1]}, "credential": {`{"id":"x"}`}}); res.Status != http.StatusUnauthorized {
+		t.Errorf("a forged passkey answer: %d; want 401", res.Status)
+	}
+	if res := p.post("/login/passkey/finish", url.Values{"csrf_token": {csrf}, "ceremony": {m[1]}, "credential": {`{"id":"x"}`}}); res.Status != http.StatusBadRequest {
+		t.Errorf("a used ceremony: %d; want 400", res.Status)
+	}
+	if res := p.get("/account"); res.Status != http.StatusSeeOther {
+		t.Errorf("after forged answers /account: %d; want the sign-in redirect", res.Status)
+	}
+	// Open School is on an IP address: no relying party, no passkeys.
+	o := webAnonymous(t, ts, ts.open())
+	of := o.form("/login", "login-form", nil)
+	if strings.Contains(o.get("/login").Body, "passkey-signin") {
+		t.Error("the open school's sign-in page offers passkeys")
+	}
+	if st := o.post("/login/passkey/begin", url.Values{"csrf_token": of["csrf_token"]}).Status; st != http.StatusNotFound {
+		t.Errorf("passkey begin at an IP origin: %d; want 404", st)
+	}
+}
