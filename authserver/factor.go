@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,7 +87,8 @@ func (s *Server) renderFactor(w http.ResponseWriter, r *http.Request, site *tena
 	s.ui.Render(w, r, status, "factor", ui.Page{Title: "Confirm it's you", SiteName: site.Name, CSRF: session.CSRFToken(w, r, site, nil), Data: d})
 }
 
-// takeStep reads the second-factor step id of r's browser, or nil.
+// loadStep reads the second-factor step id of r's browser, or nil (none,
+// expired, or another browser's).
 func (s *Server) loadStep(ctx context.Context, r *http.Request, site *tenant.Site, id string) (*factorStep, error) {
 	if len(id) != 43 {
 		return nil, nil
@@ -254,12 +256,19 @@ func (s *Server) requireFactor(w http.ResponseWriter, r *http.Request, site *ten
 		return
 	}
 	s.audit(ctx, site.ID, sess.UserID, "authorization.factor_required", ar.ClientID, r, nil)
-	if totpOn || keys > 0 {
+	if totpOn || (keys > 0 && passkeysAvailable(site)) {
 		http.Redirect(w, r, "/login?step_up=1&auth_request="+url.QueryEscape(ar.ID), http.StatusFound)
 		return
 	}
 	http.Redirect(w, r, "/account/security?required=1&continue="+url.QueryEscape("/login/continue?auth_request="+ar.ID), http.StatusFound)
 }
+
+// Limits on starting passkey ceremonies (each holds a cache entry for
+// mfa.CeremonyLifetime).
+var (
+	passkeyPerIP   = storage.Limit{Rate: 30, Period: time.Minute, Burst: 30}
+	passkeyPerSite = storage.Limit{Rate: 1200, Period: time.Minute, Burst: 600}
+)
 
 // passkeyAnswer is the JSON the passkey script reads.
 type passkeyAnswer struct {
@@ -310,6 +319,22 @@ func (s *Server) PasskeyBegin(w http.ResponseWriter, r *http.Request) {
 	rp, err := mfa.PartyOf(site)
 	if err != nil {
 		passkeyJSON(w, http.StatusNotFound, passkeyAnswer{Error: "Passkeys are not available at this address."})
+		return
+	}
+	// Each ceremony is kept in the cache for 5 minutes, and anyone may
+	// start one: limited per address (across sites) and per site, like
+	// pending authorization requests, so they cannot fill the cache.
+	ok, retry, err := s.cache.Allow(ctx, storage.AddressKey(addressOf(tenant.ClientIP(r)), "rl:passkey"), passkeyPerIP)
+	if err == nil && ok {
+		ok, retry, err = s.leased.Allow(ctx, storage.CacheKey(site.ID, "rl:passkey", "site"), passkeyPerSite)
+	}
+	if err != nil {
+		passkeyJSON(w, http.StatusServiceUnavailable, passkeyAnswer{Error: unavailableText})
+		return
+	}
+	if !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(retry.Seconds()+0.999))))
+		passkeyJSON(w, http.StatusTooManyRequests, passkeyAnswer{Error: "Too many passkey sign-ins are being started here. Try again in a moment."})
 		return
 	}
 	c := &mfa.Ceremony{Request: r.PostFormValue("auth_request"), ReturnTo: localPath(r.PostFormValue("return_to"))}

@@ -152,7 +152,7 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 		s.unavailablePage(w, r, site, err)
 		return
 	}
-	if totpOn || passkeys > 0 {
+	if totpOn || (passkeys > 0 && passkeysAvailable(site)) {
 		s.askFactor(w, r, site, u, d, totpOn, passkeys)
 		return
 	}

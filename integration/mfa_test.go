@@ -350,6 +350,18 @@ func TestSecondFactorFormsRefuseForgery(t *testing.T) {
 	if res := p.get("/account"); res.Status != http.StatusSeeOther {
 		t.Errorf("after forged answers /account: %d; want the sign-in redirect", res.Status)
 	}
+	// Starting ceremonies is limited per address: they hold cache entries.
+	limited := false
+	for range 40 {
+		res := p.post("/login/passkey/begin", url.Values{"csrf_token": {csrf}})
+		if res.Status == http.StatusTooManyRequests {
+			limited = res.Header.Get("Retry-After") != ""
+			break
+		}
+	}
+	if !limited {
+		t.Error("40 passkey sign-ins started from one address in a moment were all admitted")
+	}
 	// Open School is on an IP address: no relying party, no passkeys.
 	o := webAnonymous(t, ts, ts.open())
 	of := o.form("/login", "login-form", nil)

@@ -4,6 +4,6 @@
 // (authserver) verify them, the account pages (web) enrol them; neither
 // imports the other, so the ceremony state and the checks live here.
 //
-// It is a leaf beside session: it imports storage, tenant and session
-// only, and is the one package that imports the two libraries.
+// It is a leaf beside session: it imports storage and tenant only, and is
+// the one package that imports the two libraries.
 package mfa

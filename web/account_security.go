@@ -407,6 +407,12 @@ func (h *Handler) passkeyBegin(w http.ResponseWriter, r *http.Request, rq *reque
 		writePasskeyJSON(w, http.StatusServiceUnavailable, passkeyAnswer{Error: "Lectern could not start this now. Try again."})
 		return
 	}
+	// Each ceremony holds a cache entry for a few minutes: a person starts
+	// a few at most.
+	if ok, _, err := h.cache.Allow(ctx, storage.CacheKey(rq.site.ID, "rl:passkey-add", rq.user.ID), passkeyAddLimit); err != nil || !ok {
+		writePasskeyJSON(w, http.StatusTooManyRequests, passkeyAnswer{Error: "Too many passkeys were started. Wait a minute and try again."})
+		return
+	}
 	if len(acct.Passkeys) >= maxPasskeys {
 		writePasskeyJSON(w, http.StatusConflict, passkeyAnswer{Error: "You have " + strconv.Itoa(maxPasskeys) + " passkeys here, the most an account may have. Remove one first."})
 		return
@@ -427,6 +433,8 @@ func (h *Handler) passkeyBegin(w http.ResponseWriter, r *http.Request, rq *reque
 
 // maxPasskeys bounds one account's passkeys at one site.
 const maxPasskeys = 20
+
+var passkeyAddLimit = storage.Limit{Rate: 10, Period: time.Minute, Burst: 10}
 
 // passkeyFinish serves POST /account/security/passkeys/finish: the
 // authenticator's new credential is checked and kept.
