@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -51,13 +50,6 @@ type factorData struct {
 	Error    string
 }
 
-// passkeysAvailable: WebAuthn needs a domain as relying party ID; a site
-// on an IP address (a test origin) offers no passkeys.
-func passkeysAvailable(site *tenant.Site) bool {
-	u, err := url.Parse(site.Origin)
-	return err == nil && u.Hostname() != "" && net.ParseIP(u.Hostname()) == nil
-}
-
 func browserHash(token string) []byte {
 	sum := sha256.Sum256([]byte("factor:" + token))
 	return sum[:]
@@ -79,7 +71,7 @@ func (s *Server) askFactor(w http.ResponseWriter, r *http.Request, site *tenant.
 		s.unavailablePage(w, r, site, err)
 		return
 	}
-	s.renderFactor(w, r, site, http.StatusOK, factorData{Step: id, TOTP: totp, Passkeys: passkeys > 0 && passkeysAvailable(site)})
+	s.renderFactor(w, r, site, http.StatusOK, factorData{Step: id, TOTP: totp, Passkeys: passkeys > 0 && mfa.Available(site)})
 }
 
 func (s *Server) renderFactor(w http.ResponseWriter, r *http.Request, site *tenant.Site, status int, d factorData) {
@@ -144,7 +136,7 @@ func (s *Server) Factor(w http.ResponseWriter, r *http.Request) {
 		s.unavailablePage(w, r, site, err)
 		return
 	}
-	d := factorData{Step: id, TOTP: totpOn, Passkeys: keys > 0 && passkeysAvailable(site)}
+	d := factorData{Step: id, TOTP: totpOn, Passkeys: keys > 0 && mfa.Available(site)}
 	checker := &mfa.Checker{Store: s.store, Cache: s.cache, Now: s.now}
 	ok, err := checker.Check(ctx, st.UserID, r.PostFormValue("code"))
 	switch {
@@ -186,21 +178,30 @@ func (s *Server) signedIn(w http.ResponseWriter, r *http.Request, site *tenant.S
 		http.Redirect(w, r, target, http.StatusSeeOther)
 		return
 	}
-	ar, err := s.pending(ctx, site.ID, request)
+	if ar, client, ok := s.pendingFor(w, r, site, request); ok {
+		s.proceed(w, r, site, client, ar, sess, nil)
+	}
+}
+
+// pendingFor reads the pending authorization request id and its client;
+// when it cannot (expired, unknown client, storage down) it answers the
+// page itself and returns false.
+func (s *Server) pendingFor(w http.ResponseWriter, r *http.Request, site *tenant.Site, id string) (*authRequest, *Client, bool) {
+	ar, err := s.pending(r.Context(), site.ID, id)
 	if err != nil {
 		s.unavailablePage(w, r, site, err)
-		return
+		return nil, nil, false
 	}
 	if ar == nil {
 		s.expiredPage(w, r, site)
-		return
+		return nil, nil, false
 	}
-	client, err := s.client(ctx, site, ar.ClientID)
+	client, err := s.client(r.Context(), site, ar.ClientID)
 	if err != nil {
 		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidClient, "The application is no longer registered.", "")
-		return
+		return nil, nil, false
 	}
-	s.proceed(w, r, site, client, ar, sess, nil)
+	return ar, client, true
 }
 
 // Continue serves GET /login/continue?auth_request=: a signed-in person
@@ -208,15 +209,8 @@ func (s *Server) signedIn(w http.ResponseWriter, r *http.Request, site *tenant.S
 // factor, or after a passkey sign-in, whose page is a script).
 func (s *Server) Continue(w http.ResponseWriter, r *http.Request) {
 	site := siteOf(r.Context())
-	ctx := r.Context()
-	id := r.URL.Query().Get("auth_request")
-	ar, err := s.pending(ctx, site.ID, id)
-	if err != nil {
-		s.unavailablePage(w, r, site, err)
-		return
-	}
-	if ar == nil {
-		s.expiredPage(w, r, site)
+	ar, client, ok := s.pendingFor(w, r, site, r.URL.Query().Get("auth_request"))
+	if !ok {
 		return
 	}
 	sess, err := s.sessions.Get(r, site)
@@ -226,11 +220,6 @@ func (s *Server) Continue(w http.ResponseWriter, r *http.Request) {
 	}
 	if sess == nil {
 		http.Redirect(w, r, "/login?auth_request="+url.QueryEscape(ar.ID), http.StatusFound)
-		return
-	}
-	client, err := s.client(ctx, site, ar.ClientID)
-	if err != nil {
-		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidClient, "The application is no longer registered.", "")
 		return
 	}
 	s.proceed(w, r, site, client, ar, sess, nil)
@@ -256,7 +245,7 @@ func (s *Server) requireFactor(w http.ResponseWriter, r *http.Request, site *ten
 		return
 	}
 	s.audit(ctx, site.ID, sess.UserID, "authorization.factor_required", ar.ClientID, r, nil)
-	if totpOn || (keys > 0 && passkeysAvailable(site)) {
+	if totpOn || (keys > 0 && mfa.Available(site)) {
 		http.Redirect(w, r, "/login?step_up=1&auth_request="+url.QueryEscape(ar.ID), http.StatusFound)
 		return
 	}
@@ -270,15 +259,7 @@ var (
 	passkeyPerSite = storage.Limit{Rate: 1200, Period: time.Minute, Burst: 600}
 )
 
-// passkeyAnswer is the JSON the passkey script reads.
-type passkeyAnswer struct {
-	Ceremony string `json:"ceremony,omitempty"`
-	Options  any    `json:"options,omitempty"`
-	Redirect string `json:"redirect,omitempty"`
-	Error    string `json:"error,omitempty"`
-}
-
-func passkeyJSON(w http.ResponseWriter, status int, v passkeyAnswer) {
+func passkeyJSON(w http.ResponseWriter, status int, v mfa.Answer) {
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, status, v)
 }
@@ -288,20 +269,20 @@ func passkeyJSON(w http.ResponseWriter, status int, v passkeyAnswer) {
 func (s *Server) passkeyForm(w http.ResponseWriter, r *http.Request, site *tenant.Site) bool {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		passkeyJSON(w, http.StatusMethodNotAllowed, passkeyAnswer{Error: "This address takes POST requests."})
+		passkeyJSON(w, http.StatusMethodNotAllowed, mfa.Answer{Error: "This address takes POST requests."})
 		return false
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	if err := r.ParseForm(); err != nil {
-		passkeyJSON(w, http.StatusBadRequest, passkeyAnswer{Error: "The request could not be read."})
+		passkeyJSON(w, http.StatusBadRequest, mfa.Answer{Error: "The request could not be read."})
 		return false
 	}
-	if !passkeysAvailable(site) {
-		passkeyJSON(w, http.StatusNotFound, passkeyAnswer{Error: "Passkeys are not available at this address."})
+	if !mfa.Available(site) {
+		passkeyJSON(w, http.StatusNotFound, mfa.Answer{Error: "Passkeys are not available at this address."})
 		return false
 	}
 	if !session.CheckCSRF(r, site, nil) {
-		passkeyJSON(w, http.StatusForbidden, passkeyAnswer{Error: "Your sign-in form expired. Reload the page and try again."})
+		passkeyJSON(w, http.StatusForbidden, mfa.Answer{Error: "Your sign-in form expired. Reload the page and try again."})
 		return false
 	}
 	return true
@@ -318,7 +299,7 @@ func (s *Server) PasskeyBegin(w http.ResponseWriter, r *http.Request) {
 	}
 	rp, err := mfa.PartyOf(site)
 	if err != nil {
-		passkeyJSON(w, http.StatusNotFound, passkeyAnswer{Error: "Passkeys are not available at this address."})
+		passkeyJSON(w, http.StatusNotFound, mfa.Answer{Error: "Passkeys are not available at this address."})
 		return
 	}
 	// Each ceremony is kept in the cache for 5 minutes, and anyone may
@@ -329,12 +310,12 @@ func (s *Server) PasskeyBegin(w http.ResponseWriter, r *http.Request) {
 		ok, retry, err = s.leased.Allow(ctx, storage.CacheKey(site.ID, "rl:passkey", "site"), passkeyPerSite)
 	}
 	if err != nil {
-		passkeyJSON(w, http.StatusServiceUnavailable, passkeyAnswer{Error: unavailableText})
+		passkeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
 		return
 	}
 	if !ok {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(retry.Seconds()+0.999))))
-		passkeyJSON(w, http.StatusTooManyRequests, passkeyAnswer{Error: "Too many passkey sign-ins are being started here. Try again in a moment."})
+		passkeyJSON(w, http.StatusTooManyRequests, mfa.Answer{Error: "Too many passkey sign-ins are being started here. Try again in a moment."})
 		return
 	}
 	c := &mfa.Ceremony{Request: r.PostFormValue("auth_request"), ReturnTo: localPath(r.PostFormValue("return_to"))}
@@ -342,33 +323,33 @@ func (s *Server) PasskeyBegin(w http.ResponseWriter, r *http.Request) {
 	if step := r.PostFormValue("step"); step != "" {
 		st, err := s.loadStep(ctx, r, site, step)
 		if err != nil {
-			passkeyJSON(w, http.StatusServiceUnavailable, passkeyAnswer{Error: unavailableText})
+			passkeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
 			return
 		}
 		if st == nil {
-			passkeyJSON(w, http.StatusBadRequest, passkeyAnswer{Error: "This sign-in has expired. Sign in again."})
+			passkeyJSON(w, http.StatusBadRequest, mfa.Answer{Error: "This sign-in has expired. Sign in again."})
 			return
 		}
 		acct, err := mfa.AccountAt(ctx, s.store, site.ID, st.UserID)
 		if err != nil {
-			passkeyJSON(w, http.StatusServiceUnavailable, passkeyAnswer{Error: unavailableText})
+			passkeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
 			return
 		}
 		c.UserID, c.Request, c.ReturnTo, c.Step = st.UserID, st.Request, st.ReturnTo, step
 		if options, err = rp.BeginLogin(acct, c); err != nil {
-			passkeyJSON(w, http.StatusBadRequest, passkeyAnswer{Error: "You have no passkey at this site."})
+			passkeyJSON(w, http.StatusBadRequest, mfa.Answer{Error: "You have no passkey at this site."})
 			return
 		}
 	} else if options, err = rp.BeginDiscoverable(c); err != nil {
-		passkeyJSON(w, http.StatusServiceUnavailable, passkeyAnswer{Error: unavailableText})
+		passkeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
 		return
 	}
 	id, err := mfa.SaveCeremony(ctx, s.cache, site.ID, c)
 	if err != nil {
-		passkeyJSON(w, http.StatusServiceUnavailable, passkeyAnswer{Error: unavailableText})
+		passkeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
 		return
 	}
-	passkeyJSON(w, http.StatusOK, passkeyAnswer{Ceremony: id, Options: options})
+	passkeyJSON(w, http.StatusOK, mfa.Answer{Ceremony: id, Options: options})
 }
 
 // PasskeyFinish serves POST /login/passkey/finish: the authenticator's
@@ -381,16 +362,16 @@ func (s *Server) PasskeyFinish(w http.ResponseWriter, r *http.Request) {
 	}
 	c, err := mfa.TakeCeremony(ctx, s.cache, site.ID, r.PostFormValue("ceremony"))
 	if err != nil {
-		passkeyJSON(w, http.StatusServiceUnavailable, passkeyAnswer{Error: unavailableText})
+		passkeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
 		return
 	}
 	if c == nil || (c.UserID == "") != (c.Step == "") {
-		passkeyJSON(w, http.StatusBadRequest, passkeyAnswer{Error: "This passkey request has expired. Try again."})
+		passkeyJSON(w, http.StatusBadRequest, mfa.Answer{Error: "This passkey request has expired. Try again."})
 		return
 	}
 	refused := func() {
 		s.audit(ctx, site.ID, c.UserID, "login.passkey_failed", "", r, nil)
-		passkeyJSON(w, http.StatusUnauthorized, passkeyAnswer{Error: "That passkey could not be used to sign in here."})
+		passkeyJSON(w, http.StatusUnauthorized, mfa.Answer{Error: "That passkey could not be used to sign in here."})
 	}
 	rp, err := mfa.PartyOf(site)
 	if err != nil {
@@ -425,7 +406,7 @@ func (s *Server) PasskeyFinish(w http.ResponseWriter, r *http.Request) {
 	// The session starts here; the page's script follows the redirect.
 	_ = s.sessions.Destroy(w, r, site)
 	if _, err := s.sessions.CreateWith(w, r, site, acct.User.ID, amr); err != nil {
-		passkeyJSON(w, http.StatusServiceUnavailable, passkeyAnswer{Error: unavailableText})
+		passkeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
 		return
 	}
 	s.audit(ctx, site.ID, acct.User.ID, "login.succeeded", acct.User.Email, r, map[string]any{"amr": amr})
@@ -436,7 +417,7 @@ func (s *Server) PasskeyFinish(w http.ResponseWriter, r *http.Request) {
 	case next == "":
 		next = "/account/connections"
 	}
-	passkeyJSON(w, http.StatusOK, passkeyAnswer{Redirect: next})
+	passkeyJSON(w, http.StatusOK, mfa.Answer{Redirect: next})
 }
 
 // isStepUp: the sign-in page was opened to prove a second factor.

@@ -66,7 +66,7 @@ func (s *Server) Login(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, site *tenant.Site, status int, d loginData) {
 	d.SignUp = site.SignUp // the accounts package serves /signup and /password/forgot
-	d.Passkeys = passkeysAvailable(site)
+	d.Passkeys = mfa.Available(site)
 	s.ui.Render(w, r, status, "login", ui.Page{Title: "Sign in", SiteName: site.Name, CSRF: session.CSRFToken(w, r, site, nil), Data: d})
 }
 
@@ -152,7 +152,7 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 		s.unavailablePage(w, r, site, err)
 		return
 	}
-	if totpOn || (passkeys > 0 && passkeysAvailable(site)) {
+	if totpOn || (passkeys > 0 && mfa.Available(site)) {
 		s.askFactor(w, r, site, u, d, totpOn, passkeys)
 		return
 	}

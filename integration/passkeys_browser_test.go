@@ -1,12 +1,10 @@
 package integration
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -26,12 +24,7 @@ import (
 // verified with go-oidc, says amr hwk+mfa), uses it as the second factor
 // after the password, renames and removes it.
 func TestPasskeysBrowser(t *testing.T) {
-	if _, err := os.Stat(webChromium); err != nil {
-		if v := os.Getenv("LECTERN_REQUIRE_BROWSER"); v != "" && v != "0" && !strings.EqualFold(v, "false") {
-			t.Fatalf("LECTERN_REQUIRE_BROWSER is set but Chromium is not at %s: %v", webChromium, err)
-		}
-		t.Skipf("Chromium is not at %s (%v): skipping", webChromium, err)
-	}
+	requireChromium(t)
 	ts := startServer(t, backend{name: "embedded"}, nil)
 	shots := webScreenshotDir(t)
 	callbackHits := make(chan url.Values, 4)
@@ -45,25 +38,7 @@ func TestPasskeysBrowser(t *testing.T) {
 	}))
 	t.Cleanup(cb.Close)
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(webChromium),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("password-store", "basic"),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Env("TMPDIR="+t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	t.Cleanup(cancelAlloc)
-	browser, cancelBrowser := chromedp.NewContext(alloc)
-	t.Cleanup(cancelBrowser)
-	if err := chromedp.Do(browser); err != nil {
-		t.Fatalf("starting Chromium: %v", err)
-	}
+	browser := startChromium(t)
 	academy := ts.academy()
 	tab := webNewTab(t, browser, shots)
 	ctx, cancel := tab.step()

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/url"
 	"time"
 
@@ -319,4 +320,20 @@ func AccountAt(ctx context.Context, store Store, site tenant.ID, userID string) 
 		return nil, err
 	}
 	return &Account{User: u, Passkeys: keys}, nil
+}
+
+// Available reports whether the site can be a WebAuthn relying party: its
+// host must be a domain (an IP address is no valid RP ID).
+func Available(site *tenant.Site) bool {
+	u, err := url.Parse(site.Origin)
+	return err == nil && u.Hostname() != "" && net.ParseIP(u.Hostname()) == nil
+}
+
+// Answer is the JSON the passkey script (ui/static/passkey.js) reads: the
+// options of a ceremony begun, where to go after one finished, or why not.
+type Answer struct {
+	Ceremony string `json:"ceremony,omitempty"`
+	Options  any    `json:"options,omitempty"`
+	Redirect string `json:"redirect,omitempty"`
+	Error    string `json:"error,omitempty"`
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"image/png"
+	"strconv"
 	"strings"
 	"time"
 
@@ -87,7 +88,8 @@ func (c *Checker) Throttled(ctx context.Context, userID string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return atoi(raw) >= MaxFailures, nil
+	n, _ := strconv.Atoi(string(raw))
+	return n >= MaxFailures, nil
 }
 
 // Failed counts a wrong code against the account.
@@ -163,17 +165,6 @@ func HashRecoveryCode(code string) []byte {
 	code = strings.ToLower(strings.NewReplacer("-", "", " ", "").Replace(strings.TrimSpace(code)))
 	sum := sha256.Sum256([]byte("lectern-recovery:" + code))
 	return sum[:]
-}
-
-func atoi(b []byte) int {
-	n := 0
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n
 }
 
 // Enrolment is a new TOTP secret waiting to be confirmed: its otpauth://

@@ -57,7 +57,7 @@ type sessionRow struct {
 func (h *Handler) security(w http.ResponseWriter, r *http.Request, rq *request) {
 	ctx := r.Context()
 	d := securityData{chrome: chromeFor(rq, "account", "security"), Narrow: true, SessionsMax: session.MaxPerUser,
-		PasskeysAvailable: passkeysAvailable(rq.site), Required: r.URL.Query().Get("required") == "1",
+		PasskeysAvailable: mfa.Available(rq.site), Required: r.URL.Query().Get("required") == "1",
 		Continue: continueTarget(r.URL.Query().Get("continue"))}
 	keys, err := h.store.Passkeys(ctx, rq.site.ID, rq.user.ID)
 	if err != nil {
@@ -105,11 +105,6 @@ func continueTarget(p string) string {
 		return ""
 	}
 	return p
-}
-
-func passkeysAvailable(site *tenant.Site) bool {
-	u, err := url.Parse(site.Origin)
-	return err == nil && u.Hostname() != "" && net.ParseIP(u.Hostname()) == nil
 }
 
 // deviceOf names a browser and system from a User-Agent, roughly: enough
@@ -378,15 +373,7 @@ func (h *Handler) totpDisable(w http.ResponseWriter, r *http.Request, rq *reques
 	seeOther(w, r, securityPath)
 }
 
-// passkeyAnswer is the JSON the passkey script reads.
-type passkeyAnswer struct {
-	Ceremony string `json:"ceremony,omitempty"`
-	Options  any    `json:"options,omitempty"`
-	Redirect string `json:"redirect,omitempty"`
-	Error    string `json:"error,omitempty"`
-}
-
-func writePasskeyJSON(w http.ResponseWriter, status int, v passkeyAnswer) {
+func writePasskeyJSON(w http.ResponseWriter, status int, v mfa.Answer) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
@@ -398,37 +385,37 @@ func writePasskeyJSON(w http.ResponseWriter, status int, v passkeyAnswer) {
 func (h *Handler) passkeyBegin(w http.ResponseWriter, r *http.Request, rq *request) {
 	ctx := r.Context()
 	p, err := mfa.PartyOf(rq.site)
-	if err != nil || !passkeysAvailable(rq.site) {
-		writePasskeyJSON(w, http.StatusNotFound, passkeyAnswer{Error: "Passkeys are not available at this address."})
+	if err != nil || !mfa.Available(rq.site) {
+		writePasskeyJSON(w, http.StatusNotFound, mfa.Answer{Error: "Passkeys are not available at this address."})
 		return
 	}
 	acct, err := mfa.AccountAt(ctx, h.store, rq.site.ID, rq.user.ID)
 	if err != nil {
-		writePasskeyJSON(w, http.StatusServiceUnavailable, passkeyAnswer{Error: "Lectern could not start this now. Try again."})
+		writePasskeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: "Lectern could not start this now. Try again."})
 		return
 	}
 	// Each ceremony holds a cache entry for a few minutes: a person starts
 	// a few at most.
 	if ok, _, err := h.cache.Allow(ctx, storage.CacheKey(rq.site.ID, "rl:passkey-add", rq.user.ID), passkeyAddLimit); err != nil || !ok {
-		writePasskeyJSON(w, http.StatusTooManyRequests, passkeyAnswer{Error: "Too many passkeys were started. Wait a minute and try again."})
+		writePasskeyJSON(w, http.StatusTooManyRequests, mfa.Answer{Error: "Too many passkeys were started. Wait a minute and try again."})
 		return
 	}
 	if len(acct.Passkeys) >= maxPasskeys {
-		writePasskeyJSON(w, http.StatusConflict, passkeyAnswer{Error: "You have " + strconv.Itoa(maxPasskeys) + " passkeys here, the most an account may have. Remove one first."})
+		writePasskeyJSON(w, http.StatusConflict, mfa.Answer{Error: "You have " + strconv.Itoa(maxPasskeys) + " passkeys here, the most an account may have. Remove one first."})
 		return
 	}
 	c := &mfa.Ceremony{ReturnTo: continueTarget(r.PostFormValue("continue"))}
 	opts, err := p.BeginRegistration(acct, c)
 	if err != nil {
-		writePasskeyJSON(w, http.StatusServiceUnavailable, passkeyAnswer{Error: "Lectern could not start this now. Try again."})
+		writePasskeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: "Lectern could not start this now. Try again."})
 		return
 	}
 	id, err := mfa.SaveCeremony(ctx, h.cache, rq.site.ID, c)
 	if err != nil {
-		writePasskeyJSON(w, http.StatusServiceUnavailable, passkeyAnswer{Error: "Lectern could not start this now. Try again."})
+		writePasskeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: "Lectern could not start this now. Try again."})
 		return
 	}
-	writePasskeyJSON(w, http.StatusOK, passkeyAnswer{Ceremony: id, Options: opts})
+	writePasskeyJSON(w, http.StatusOK, mfa.Answer{Ceremony: id, Options: opts})
 }
 
 // maxPasskeys bounds one account's passkeys at one site.
@@ -442,21 +429,21 @@ func (h *Handler) passkeyFinish(w http.ResponseWriter, r *http.Request, rq *requ
 	ctx := r.Context()
 	p, err := mfa.PartyOf(rq.site)
 	if err != nil {
-		writePasskeyJSON(w, http.StatusNotFound, passkeyAnswer{Error: "Passkeys are not available at this address."})
+		writePasskeyJSON(w, http.StatusNotFound, mfa.Answer{Error: "Passkeys are not available at this address."})
 		return
 	}
 	c, err := mfa.TakeCeremony(ctx, h.cache, rq.site.ID, r.PostFormValue("ceremony"))
 	if err != nil {
-		writePasskeyJSON(w, http.StatusServiceUnavailable, passkeyAnswer{Error: "Lectern could not finish this now. Try again."})
+		writePasskeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: "Lectern could not finish this now. Try again."})
 		return
 	}
 	if c == nil || c.UserID != rq.user.ID {
-		writePasskeyJSON(w, http.StatusBadRequest, passkeyAnswer{Error: "This request expired. Try again."})
+		writePasskeyJSON(w, http.StatusBadRequest, mfa.Answer{Error: "This request expired. Try again."})
 		return
 	}
 	acct, err := mfa.AccountAt(ctx, h.store, rq.site.ID, rq.user.ID)
 	if err != nil {
-		writePasskeyJSON(w, http.StatusServiceUnavailable, passkeyAnswer{Error: "Lectern could not finish this now. Try again."})
+		writePasskeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: "Lectern could not finish this now. Try again."})
 		return
 	}
 	name := strings.TrimSpace(r.PostFormValue("name"))
@@ -465,7 +452,7 @@ func (h *Handler) passkeyFinish(w http.ResponseWriter, r *http.Request, rq *requ
 	}
 	name = clip(name, 80)
 	if _, err := p.FinishRegistration(ctx, h.store, acct, c, r.PostFormValue("credential"), name, h.now()); err != nil {
-		writePasskeyJSON(w, http.StatusBadRequest, passkeyAnswer{Error: "The passkey could not be added."})
+		writePasskeyJSON(w, http.StatusBadRequest, mfa.Answer{Error: "The passkey could not be added."})
 		return
 	}
 	if err := h.sessions.AddFactors(ctx, rq.sess, session.AMRHardware); err != nil {
@@ -477,7 +464,7 @@ func (h *Handler) passkeyFinish(w http.ResponseWriter, r *http.Request, rq *requ
 	if c.ReturnTo != "" {
 		next = c.ReturnTo
 	}
-	writePasskeyJSON(w, http.StatusOK, passkeyAnswer{Redirect: next})
+	writePasskeyJSON(w, http.StatusOK, mfa.Answer{Redirect: next})
 }
 
 func clip(s string, n int) string {
@@ -545,7 +532,7 @@ func (h *Handler) staffFactor(w http.ResponseWriter, r *http.Request, rq *reques
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		back = "/admin"
 	}
-	if totpOn || (keys > 0 && passkeysAvailable(rq.site)) {
+	if totpOn || (keys > 0 && mfa.Available(rq.site)) {
 		seeOther(w, r, "/login?step_up=1&return_to="+url.QueryEscape(back))
 		return true
 	}
