@@ -372,3 +372,43 @@ func TestSecondFactorFormsRefuseForgery(t *testing.T) {
 		t.Errorf("passkey begin at an IP origin: %d; want 404", st)
 	}
 }
+
+// A mailed link with a password is one factor: a person with an
+// authenticator app who accepts an invitation by signing in is sent to the
+// sign-in page, which asks for the app's code, and only then has a
+// session.
+func TestInvitationDoesNotSkipTheSecondFactor(t *testing.T) {
+	ts, mp := accountServer(t, backend{name: "embedded"}, nil)
+	academy := ts.academy()
+	token := admOwnerToken(t, ts, academy, "members:read", "members:write")
+	email := uniqueEmail("guarded")
+	admDo(t, ts, "POST", academy, "/members", token, map[string]any{"email": email, "role": "lecturer"}).want(t, http.StatusCreated, "invite")
+	link := linkIn(t, mailTo(t, mp, email, 1), "/invitations/accept")
+	if _, err := ts.app.Platform.CreateUser(t.Context(), email, "Gil", "", "gil-password-1"); err != nil {
+		t.Fatal(err)
+	}
+	// Gil sets up an app (at the open school, where Gil has no role: the
+	// app belongs to the account).
+	gil := webSignIn(t, ts, ts.open(), email, "gil-password-1")
+	secret, _ := enrolTOTP(t, gil)
+
+	p := browserAt(t, ts, academy)
+	res := p.submitForm(link, "invitation-form", url.Values{"password": {"gil-password-1"}})
+	if res.Status != http.StatusSeeOther || res.Header.Get("Location") != "/login?return_to=%2Fadmin" {
+		t.Fatalf("accepting with the password: %d to %q; want the sign-in page", res.Status, res.Header.Get("Location"))
+	}
+	if signedIn(t, p) {
+		t.Fatal("a link and a password made a session for an account with an app")
+	}
+	lf := p.form("/login?return_to=%2Fadmin", "login-form", url.Values{"email": {email}, "password": {"gil-password-1"}})
+	step := p.post("/login", lf)
+	f, err := oauthtest.ParseForm(step.Body, "factor-form")
+	if err != nil {
+		t.Fatalf("no factor step after the password: %v", err)
+	}
+	f.Values.Set("code", totpCode(t, secret, time.Now().Add(30*time.Second)))
+	if done := p.post("/login/factor", f.Values); done.Status != http.StatusSeeOther || done.Header.Get("Location") != "/admin" {
+		t.Fatalf("the factor step: %d to %q; want /admin", done.Status, done.Header.Get("Location"))
+	}
+	p.expect("/admin", http.StatusOK)
+}
