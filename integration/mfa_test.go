@@ -14,6 +14,7 @@ import (
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/pquerna/otp/totp"
+	"golang.org/x/oauth2"
 
 	"github.com/lectern/lectern/internal/demo"
 	"github.com/lectern/lectern/internal/oauthtest"
@@ -301,6 +302,14 @@ func TestStaffSecondFactorAdminAPI(t *testing.T) {
 		lecturer := webSignIn(t, ts, ts.academy(), demo.LecturerEmail, demo.LecturerPassword)
 		if res := lecturer.get("/admin"); res.Status != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/account/security?required=1") {
 			t.Fatalf("a lecturer without a factor opening /admin: %d %q", res.Status, res.Header.Get("Location"))
+		}
+		// An application asking without interaction gets
+		// interaction_required, not a code for a one-factor session.
+		f := newFlow(t, ts, ts.academy(), demo.VendorClientID, "openid", "courses:read")
+		res := lecturer.getURL(f.authURL(oauth2.SetAuthURLParam("prompt", "none")))
+		loc, _ := url.Parse(res.Header.Get("Location"))
+		if res.Status != http.StatusFound || loc == nil || loc.Query().Get("error") != "interaction_required" || loc.Query().Get("code") != "" {
+			t.Fatalf("prompt=none for a staff session without a second factor: %d to %q", res.Status, res.Header.Get("Location"))
 		}
 		// The open school is another site: its setting is its own.
 		if res := webSignIn(t, ts, ts.open(), demo.OwnerEmail, demo.OwnerPassword).get("/admin"); res.Status != http.StatusOK {
