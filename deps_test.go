@@ -81,6 +81,8 @@ var onlyIn = map[string][]string{
 	"github.com/zitadel/oidc/v3/pkg/op": {"authserver"},
 	"github.com/minio/minio-go":         {"adminapi/s3files"},
 	"github.com/wneessen/go-mail":       {"mail"},
+	"github.com/go-webauthn/webauthn":   {"mfa"},
+	"github.com/pquerna/otp":            {"mfa"},
 	// The tracing SDK and exporters are set up in one place; everything
 	// else instruments through the API.
 	"go.opentelemetry.io/otel/sdk":       {"internal/telemetry"},
@@ -108,6 +110,9 @@ var leaves = map[string][]string{
 	// The mail templates, transports and outbox sender: the outbox
 	// records and nothing of the handlers.
 	"mail": {"tenant", "storage"},
+	// The second factors (TOTP, recovery codes, passkeys) that the
+	// sign-in pages check and the account pages enrol.
+	"mfa": {"tenant", "storage"},
 	// The limits every handler reads with the request's site.
 	"limits": {"tenant"},
 	// The client-metadata rules every door applies: the standard library
