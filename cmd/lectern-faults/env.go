@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lectern/lectern/authserver/scope"
@@ -22,8 +23,8 @@ import (
 const (
 	portPG        = 33010
 	portRedis     = 33020
-	portSentinel0 = 33021 // Redis 33021-33023, sentinels 33024-33026
-	portCluster0  = 33030 // nodes 33030-33035, cluster bus 33040-33045
+	portSentinel0 = 33200 // a Sentinel group: 6 free ports from 33200-33599
+	portCluster0  = 33600 // a Cluster: 12 free ports (6 nodes, 6 buses) from 33600-33999
 	portFront     = 33080 // the site's origin: nginx, or the single replica
 	portReplica0  = 33101 // replicas behind nginx 33101-33103
 )
@@ -108,18 +109,33 @@ func (r *run) newEnv(name string, t topology) (e *env, err error) {
 	}
 	switch t.redis {
 	case "sentinel":
-		e.sentinel, err = redistest.NewSentinel([]int{portSentinel0, portSentinel0 + 1, portSentinel0 + 2},
-			[]int{portSentinel0 + 3, portSentinel0 + 4, portSentinel0 + 5})
+		// Retried with other ports when one was taken meanwhile.
+		for attempt := 0; ; attempt++ {
+			var ports []int
+			if ports, err = freePorts(6, portSentinel0, portSentinel0+400); err != nil {
+				return e, err
+			}
+			e.sentinel, err = redistest.NewSentinel(ports[:3], ports[3:])
+			if err == nil || attempt == 3 || !strings.Contains(err.Error(), "in use") {
+				break
+			}
+		}
 		if err != nil {
 			return e, err
 		}
 		e.redisURL = e.sentinel.URL
 	case "cluster":
-		var ports, bus []int
-		for i := range 6 {
-			ports, bus = append(ports, portCluster0+i), append(bus, portCluster0+10+i)
+		for attempt := 0; ; attempt++ {
+			var ports []int
+			if ports, err = freePorts(12, portCluster0, portCluster0+400); err != nil {
+				return e, err
+			}
+			e.cluster, err = redistest.NewCluster(ports[:6], ports[6:])
+			if err == nil || attempt == 3 || !strings.Contains(err.Error(), "in use") {
+				break
+			}
 		}
-		if e.cluster, err = redistest.NewCluster(ports, bus); err != nil {
+		if err != nil {
 			return e, err
 		}
 		e.redisURL = e.cluster.URL

@@ -359,6 +359,26 @@ func portFree(port int) error {
 	return nil
 }
 
+// freePorts returns n ports from [from, to) that can be bound now. The
+// driver's range is inside Linux's ephemeral range, so a port may be the
+// local end of a long-lived outgoing connection (a replication link, a
+// connection pool): topologies take whichever ports are free.
+func freePorts(n, from, to int) ([]int, error) {
+	var out []int
+	for p := from; p < to && len(out) < n; p++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		out = append(out, p)
+	}
+	if len(out) < n {
+		return nil, fmt.Errorf("fewer than %d free ports in %d-%d", n, from, to)
+	}
+	return out, nil
+}
+
 // runCmd runs a short command (the CLI) with env and returns its output.
 func runCmd(env []string, bin string, args ...string) (string, error) {
 	cmd := exec.Command(bin, args...)
