@@ -118,8 +118,28 @@ func stopAll() {
 
 // --- PostgreSQL ---------------------------------------------------------
 
-// pgBin is where Debian's PostgreSQL 15 server binaries are.
-var pgBin = "/usr/lib/postgresql/15/bin"
+// pgBin is where Debian's PostgreSQL server binaries are: version 15, or
+// else the newest installed (LECTERN_FAULTS_PGBIN overrides).
+var pgBin = findPGBin()
+
+func findPGBin() string {
+	if d := os.Getenv("LECTERN_FAULTS_PGBIN"); d != "" {
+		return d
+	}
+	const preferred = "/usr/lib/postgresql/15/bin"
+	if _, err := os.Stat(filepath.Join(preferred, "initdb")); err == nil {
+		return preferred
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	best, bestVer := preferred, 0
+	for _, d := range dirs {
+		v, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(d))))
+		if v > bestVer {
+			best, bestVer = filepath.Dir(d), v
+		}
+	}
+	return best
+}
 
 // postgres is one PostgreSQL server on a data directory of its own.
 type postgres struct {
