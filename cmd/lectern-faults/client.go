@@ -89,6 +89,9 @@ const (
 	outOK      outcome = "200"
 	outConn    outcome = "conn"
 	outTimeout outcome = "timeout"
+	// outSignedInAgain: the session was gone (the cache lost it) and the
+	// person signed in again before the code came.
+	outSignedInAgain outcome = "200 after signing in again"
 )
 
 func transportOutcome(err error) outcome {
@@ -152,7 +155,7 @@ func (c *client) authorize(clientID string) (code, verifier string, out outcome)
 	if err != nil {
 		return "", "", outcome("redirect error")
 	}
-	return code, verifier, outOK
+	return code, verifier, outSignedInAgain
 }
 
 // tokenOutcome classifies an x/oauth2 error.
@@ -221,7 +224,7 @@ func (c *client) get(path string) (int, string, error) {
 func (c *client) flow(ctx context.Context, clientID string) (tok *oauth2.Token, steps []outcome) {
 	code, v, out := c.authorize(clientID)
 	steps = append(steps, "authorize "+out)
-	if out != outOK {
+	if out != outOK && out != outSignedInAgain {
 		return nil, steps
 	}
 	for attempt := 0; attempt < 20 && ctx.Err() == nil; attempt++ {

@@ -209,7 +209,7 @@ func (e *env) close() {
 func (e *env) newClient() (*client, error) {
 	c := newClient(e.r.origin(), e.front)
 	_, _, out := c.authorize(e.r.clients[0])
-	if out != outOK {
+	if out != outOK && out != outSignedInAgain {
 		return nil, fmt.Errorf("signing in: %s", out)
 	}
 	return c, nil

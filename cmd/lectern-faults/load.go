@@ -41,10 +41,17 @@ func (t *tally) add(op string, out outcome, ok bool) {
 		return
 	}
 	t.counts[op+" "+string(out)]++
-	t.total++
+	// Probes are listed, not counted as requests: a draining replica's
+	// 503 is the truth, not a failure.
+	probe := op == "readyz"
+	if !probe {
+		t.total++
+	}
 	now := time.Now()
 	if ok {
-		t.ok++
+		if !probe {
+			t.ok++
+		}
 		t.lastOK[op] = now
 	} else {
 		t.lastFail[op] = now
@@ -137,6 +144,8 @@ type load struct {
 	// cacheLoss: the fault loses cache contents, so a code may vanish
 	// (invalid_grant after a 503 is then not a burnt code).
 	cacheLoss bool
+	// bound, when set by the fault, replaces recoveryBound.
+	bound time.Duration
 
 	mu      sync.Mutex
 	valid   []string // access tokens never revoked, of grants never refreshed
@@ -219,6 +228,30 @@ func (l *load) run(ctx context.Context, spec loadSpec) {
 	start(spec.userinfo, "userinfo", l.userinfoOp)
 	start(spec.revoke, "revoke", l.revokeOp)
 	start(spec.replay, "replay", l.replayOp)
+	// /readyz, as a load balancer probes it: 503 is its answer during an
+	// outage (not a failed request), and counts in the recovery time.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			code, _, err := l.c.get("/readyz")
+			if ctx.Err() != nil {
+				return
+			}
+			out := statusOutcome(code, "")
+			if err != nil {
+				out = transportOutcome(err)
+			}
+			l.t.add("readyz", out, out == outOK)
+			if s := out.status(); s >= 500 && s != 503 {
+				l.t.violate("/readyz answered %s", out)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}()
 	for w := range spec.refresh {
 		wg.Add(1)
 		go func() {
@@ -239,7 +272,7 @@ func (l *load) flowRecord(ctx context.Context, clientID string) (tokAccess, tokR
 	}
 	for i, s := range steps {
 		op, out, _ := strings.Cut(string(s), " ")
-		good := out == "200"
+		good := strings.HasPrefix(out, "200")
 		l.t.add("flow/"+op, outcome(out), good)
 		switch {
 		case good:
