@@ -382,18 +382,18 @@ func (l *load) replayOp(ctx context.Context, w int) {
 		return
 	}
 	tok, out := l.c.refresh(ctx, clientID, rt0)
+	if ctx.Err() != nil {
+		return
+	}
 	l.t.add("replay/first-use", out, out == outOK)
 	if out != outOK {
 		l.acceptable("replay/first-use", out)
 		return
 	}
-	for ctx.Err() == nil {
-		out = tokenRetry(ctx, l, "replay/reuse", func() outcome { _, o := l.c.refresh(ctx, clientID, rt0); return o })
-		if out == outOK {
-			l.t.violate("a refresh token was accepted twice")
-			return
-		}
-		break
+	out = tokenRetry(ctx, l, "replay/reuse", func() outcome { _, o := l.c.refresh(ctx, clientID, rt0); return o })
+	if out == outOK {
+		l.t.violate("a refresh token was accepted twice")
+		return
 	}
 	if ctx.Err() != nil || !strings.HasPrefix(string(out), "400") {
 		return
