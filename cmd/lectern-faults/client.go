@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -82,12 +83,13 @@ func (c *client) ctx(ctx context.Context) context.Context {
 }
 
 // outcome names what an attempt got: "200", "400 invalid_grant", "503",
-// "conn" (no answer: refused, reset), "timeout".
+// "refused", "conn" (no answer: reset or closed), "timeout".
 type outcome string
 
 const (
 	outOK      outcome = "200"
-	outConn    outcome = "conn"
+	outConn    outcome = "conn"    // no answer on a connection that was open: reset, closed
+	outRefused outcome = "refused" // nothing listens: a connection never opened
 	outTimeout outcome = "timeout"
 	// outSignedInAgain: the session was gone (the cache lost it) and the
 	// person signed in again before the code came.
@@ -96,8 +98,11 @@ const (
 
 func transportOutcome(err error) outcome {
 	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
 		return outTimeout
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return outRefused
 	}
 	return outConn
 }
@@ -230,7 +235,7 @@ func (c *client) flow(ctx context.Context, clientID string) (tok *oauth2.Token, 
 	for attempt := 0; attempt < 20 && ctx.Err() == nil; attempt++ {
 		tok, out = c.exchange(ctx, clientID, code, v)
 		steps = append(steps, "exchange "+out)
-		if out == outOK || (out != "503" && out != outConn && out != outTimeout) {
+		if out == outOK || (out.status() != 503 && out != outConn && out != outRefused && out != outTimeout) {
 			return tok, steps
 		}
 		time.Sleep(150 * time.Millisecond)

@@ -273,6 +273,10 @@ func (l *load) flowRecord(ctx context.Context, clientID string) (tokAccess, tokR
 	for i, s := range steps {
 		op, out, _ := strings.Cut(string(s), " ")
 		good := strings.HasPrefix(out, "200")
+		if good && op == "exchange" && i > 1 {
+			// The same code, after the failed attempts before it.
+			out = "200 on a retry"
+		}
 		l.t.add("flow/"+op, outcome(out), good)
 		switch {
 		case good:
