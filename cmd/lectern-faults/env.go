@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/lectern/lectern/authserver/scope"
@@ -109,32 +110,19 @@ func (r *run) newEnv(name string, t topology) (e *env, err error) {
 	}
 	switch t.redis {
 	case "sentinel":
-		// Retried with other ports when one was taken meanwhile.
-		for attempt := 0; ; attempt++ {
-			var ports []int
-			if ports, err = freePorts(6, portSentinel0, portSentinel0+400); err != nil {
-				return e, err
-			}
-			e.sentinel, err = redistest.NewSentinel(ports[:3], ports[3:])
-			if err == nil || attempt == 3 || !strings.Contains(err.Error(), "in use") {
-				break
-			}
-		}
+		err = withFreePorts(6, portSentinel0, func(p []int) (err error) {
+			e.sentinel, err = redistest.NewSentinel(p[:3], p[3:])
+			return err
+		})
 		if err != nil {
 			return e, err
 		}
 		e.redisURL = e.sentinel.URL
 	case "cluster":
-		for attempt := 0; ; attempt++ {
-			var ports []int
-			if ports, err = freePorts(12, portCluster0, portCluster0+400); err != nil {
-				return e, err
-			}
-			e.cluster, err = redistest.NewCluster(ports[:6], ports[6:])
-			if err == nil || attempt == 3 || !strings.Contains(err.Error(), "in use") {
-				break
-			}
-		}
+		err = withFreePorts(12, portCluster0, func(p []int) (err error) {
+			e.cluster, err = redistest.NewCluster(p[:6], p[6:])
+			return err
+		})
 		if err != nil {
 			return e, err
 		}
@@ -181,6 +169,21 @@ func (r *run) newEnv(name string, t topology) (e *env, err error) {
 	return e, nil
 }
 
+// withFreePorts starts a topology on n ports found free in [from,
+// from+400), again with other ports when one was taken meanwhile.
+func withFreePorts(n, from int, start func([]int) error) error {
+	for attempt := 0; ; attempt++ {
+		ports, err := freePorts(n, from, from+400)
+		if err != nil {
+			return err
+		}
+		err = start(ports)
+		if err == nil || attempt == 3 || !strings.Contains(err.Error(), "in use") {
+			return err
+		}
+	}
+}
+
 // close stops everything of the scenario, front first, by PID.
 func (e *env) close() {
 	if e.ngx != nil {
@@ -188,7 +191,7 @@ func (e *env) close() {
 	}
 	for _, rep := range e.replicas {
 		if rep.p != nil {
-			_ = rep.p.stop(9, 5*time.Second)
+			_ = rep.p.stop(syscall.SIGKILL, 5*time.Second)
 		}
 	}
 	if e.redis != nil {
@@ -258,7 +261,7 @@ func (r *run) buildTemplate(ctx context.Context) error {
 	if err := rep.start(); err != nil {
 		return err
 	}
-	defer func() { _ = rep.p.stop(9, 5*time.Second) }()
+	defer func() { _ = rep.p.stop(syscall.SIGKILL, 5*time.Second) }()
 	c := newClient(r.origin(), rep.addr())
 	for _, id := range r.clients {
 		o, err := c.browser.Authorize(c.oauth(id).AuthCodeURL("s", oauth2S256(), resourceParam(r.origin())),

@@ -361,30 +361,10 @@ func codeRace(ctx context.Context, e *env, res *result) error {
 			}
 			cs = append(cs, code{id, cd, v})
 		}
-		var wg sync.WaitGroup
-		wins := make([]int, len(cs))
-		var mu sync.Mutex
-		startGun := make(chan struct{})
-		for i, cd := range cs {
-			for range racers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					<-startGun
-					_, out := c.exchange(ctx, cd.clientID, cd.code, cd.verifier)
-					t.add("exchange", out, out == outOK || strings.HasPrefix(string(out), "400 invalid_grant"))
-					if out == outOK {
-						mu.Lock()
-						wins[i]++
-						mu.Unlock()
-					} else if s := out.status(); s >= 500 && s != 503 || s == 0 {
-						t.violate("a racing exchange answered %s", out)
-					}
-				}()
-			}
-		}
-		close(startGun)
-		wg.Wait()
+		wins := race(t, "exchange", len(cs), racers, func(i int) outcome {
+			_, out := c.exchange(ctx, cs[i].clientID, cs[i].code, cs[i].verifier)
+			return out
+		})
 		for i, w := range wins {
 			if w != 1 {
 				t.violate("code %d of batch %d: %d winners (exactly one wanted)", i, batch/10, w)
@@ -417,30 +397,10 @@ func refreshRace(ctx context.Context, e *env, res *result) error {
 		}
 		chains = append(chains, chain{id, tok.RefreshToken})
 	}
-	wins := make([]int, tokens)
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	startGun := make(chan struct{})
-	for i, ch := range chains {
-		for range racers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-startGun
-				_, out := c.refresh(ctx, ch.clientID, ch.rt)
-				t.add("refresh", out, out == outOK || strings.HasPrefix(string(out), "400 invalid_grant"))
-				if out == outOK {
-					mu.Lock()
-					wins[i]++
-					mu.Unlock()
-				} else if s := out.status(); s >= 500 && s != 503 || s == 0 {
-					t.violate("a racing refresh answered %s", out)
-				}
-			}()
-		}
-	}
-	close(startGun)
-	wg.Wait()
+	wins := race(t, "refresh", tokens, racers, func(i int) outcome {
+		_, out := c.refresh(ctx, chains[i].clientID, chains[i].rt)
+		return out
+	})
 	for i, w := range wins {
 		if w != 1 {
 			t.violate("refresh token %d: %d winners (exactly one wanted)", i, w)
@@ -451,6 +411,37 @@ func refreshRace(ctx context.Context, e *env, res *result) error {
 	res.recovery = "n/a"
 	res.note = fmt.Sprintf("%d tokens × %d", tokens, racers)
 	return nil
+}
+
+// race sends racers concurrent requests for each of n items at once (try
+// makes one for item i) and returns the 200s per item. Every other answer
+// must be a refusal (400 invalid_grant) or a 503.
+func race(t *tally, op string, n, racers int, try func(i int) outcome) []int {
+	wins := make([]int, n)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	startGun := make(chan struct{})
+	for i := range n {
+		for range racers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-startGun
+				out := try(i)
+				t.add(op, out, out == outOK || strings.HasPrefix(string(out), "400 invalid_grant"))
+				if out == outOK {
+					mu.Lock()
+					wins[i]++
+					mu.Unlock()
+				} else if s := out.status(); s >= 500 && s != 503 || s == 0 {
+					t.violate("a racing %s answered %s", op, out)
+				}
+			}()
+		}
+	}
+	close(startGun)
+	wg.Wait()
+	return wins
 }
 
 func infoValue(info, field string) string {
