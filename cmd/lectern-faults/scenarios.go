@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -85,6 +86,9 @@ func scenarios() []*scenario {
 		{name: "sentinel-failover", fault: "SIGKILL the Sentinel group's master under refresh + revoke load",
 			cacheLoss: true, topo: topology{redis: "sentinel", replicas: 1},
 			spec: loadSpec{flow: 1, refresh: 4, userinfo: 2, revoke: 2, replay: 1, perWorker: 25}, inject: sentinelFailover},
+		{name: "sentinel-failover-lossy", fault: "the master drops its replicas' links, takes writes for 0.3 s, and is killed (SIGKILL): the promoted replica lacks its last writes",
+			cacheLoss: true, topo: topology{redis: "sentinel", replicas: 1},
+			spec: loadSpec{flow: 1, refresh: 4, userinfo: 2, revoke: 2, replay: 1, perWorker: 25}, inject: sentinelLossyFailover},
 		{name: "cluster-node-loss", fault: "SIGKILL one of the Redis Cluster's three masters",
 			cacheLoss: true, topo: topology{redis: "cluster", replicas: 1}, spec: defaultLoad, inject: clusterNodeLoss},
 		{name: "rolling-restart", fault: "3 replicas behind nginx, each in turn: SIGTERM, wait for exit, start, wait for /readyz",
@@ -287,6 +291,51 @@ func sentinelFailover(_ context.Context, e *env, l *load) (time.Time, string, er
 				return time.Time{}, "", err
 			}
 			return killed, fmt.Sprintf("promoted %s in %.1f s", m.Addr(), took.Seconds()), nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return time.Time{}, "", errors.New("no replica promoted within 30 s")
+}
+
+// sentinelLossyFailover makes the failover lose writes, as asynchronous
+// replication can: the master drops its replicas' links (CLIENT KILL TYPE
+// replica; they reconnect within a second), goes on taking writes for
+// 0.3 s, and is killed with them; a replica without them is promoted. The
+// note reports the bytes of the replication stream the replicas never got.
+func sentinelLossyFailover(_ context.Context, e *env, l *load) (time.Time, string, error) {
+	old, err := e.sentinel.Master()
+	if err != nil {
+		return time.Time{}, "", err
+	}
+	if _, err := old.CLI("CLIENT", "KILL", "TYPE", "replica"); err != nil {
+		return time.Time{}, "", err
+	}
+	time.Sleep(300 * time.Millisecond)
+	offset := func(n *redistest.Node) int64 {
+		info, _ := n.CLI("INFO", "replication")
+		v, _ := strconv.ParseInt(infoValue(info, "master_repl_offset"), 10, 64)
+		return v
+	}
+	var got int64
+	for _, n := range e.sentinel.Redis {
+		if n != old && n.Running() {
+			got = max(got, offset(n))
+		}
+	}
+	written := offset(old)
+	killed := time.Now()
+	if err := old.Kill(); err != nil {
+		return time.Time{}, "", err
+	}
+	for time.Since(killed) < 30*time.Second {
+		if m, err := e.sentinel.Master(); err == nil && m != old {
+			took := time.Since(killed)
+			l.bound = took + failoverGrace
+			if err := startNode(old); err != nil {
+				return time.Time{}, "", err
+			}
+			return killed, fmt.Sprintf("promoted %s in %.1f s; the replicas lacked the last %d bytes of the old master's writes",
+				m.Addr(), took.Seconds(), written-got), nil
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
