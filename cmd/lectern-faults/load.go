@@ -153,7 +153,10 @@ type load struct {
 	spent   []spentToken // the last spent refresh token of each chain
 }
 
-type revokedToken struct{ clientID, access, refresh string }
+type revokedToken struct {
+	clientID, access, refresh string
+	at                        time.Time // when the revocation's 200 came
+}
 type spentToken struct{ clientID, rt string }
 
 // acceptable reports whether out is a normal answer or, outside strict
@@ -362,7 +365,7 @@ func (l *load) revokeOp(ctx context.Context, w int) {
 		return
 	}
 	l.mu.Lock()
-	l.revoked = append(l.revoked, revokedToken{clientID: clientID, access: at, refresh: rt})
+	l.revoked = append(l.revoked, revokedToken{clientID: clientID, access: at, refresh: rt, at: time.Now()})
 	l.mu.Unlock()
 	out := l.c.userinfo(ctx, at)
 	if ctx.Err() != nil {
@@ -555,4 +558,17 @@ func (t *tally) lastFailAfter(at time.Time) bool {
 		}
 	}
 	return false
+}
+
+// revokedBetween counts the revocations acknowledged in [from, to].
+func (l *load) revokedBetween(from, to time.Time) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, r := range l.revoked {
+		if !r.at.Before(from) && !r.at.After(to) {
+			n++
+		}
+	}
+	return n
 }

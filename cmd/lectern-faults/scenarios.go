@@ -307,6 +307,7 @@ func sentinelLossyFailover(_ context.Context, e *env, l *load) (time.Time, strin
 	if err != nil {
 		return time.Time{}, "", err
 	}
+	dropped := time.Now()
 	if _, err := old.CLI("CLIENT", "KILL", "TYPE", "replica"); err != nil {
 		return time.Time{}, "", err
 	}
@@ -334,8 +335,9 @@ func sentinelLossyFailover(_ context.Context, e *env, l *load) (time.Time, strin
 			if err := startNode(old); err != nil {
 				return time.Time{}, "", err
 			}
-			return killed, fmt.Sprintf("promoted %s in %.1f s; the replicas lacked the last %d bytes of the old master's writes",
-				m.Addr(), took.Seconds(), written-got), nil
+			return killed, fmt.Sprintf("promoted %s in %.1f s; the replicas lacked the last %d bytes of the old master's writes; "+
+				"%d revocations were acknowledged in that window",
+				m.Addr(), took.Seconds(), written-got, l.revokedBetween(dropped, killed)), nil
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
