@@ -19,16 +19,28 @@ import (
 	"github.com/lectern/lectern/storage/sqlstore"
 )
 
-// Ports (issue 15B's range, 33000-33999). Scenarios run one after another,
-// so they share them.
+// Ports: issue 15B's range, 33000-33999, inside Linux's ephemeral range
+// (32768-60999), so any port may be the local end of some long-lived
+// outgoing connection on the machine. Each server takes the first port
+// free in its block when it is created (freePorts); only the front port,
+// the demo's origin, stays the same for a whole run.
 const (
-	portPG        = 33010
-	portRedis     = 33020
-	portSentinel0 = 33200 // a Sentinel group: 6 free ports from 33200-33599
-	portCluster0  = 33600 // a Cluster: 12 free ports (6 nodes, 6 buses) from 33600-33999
-	portFront     = 33080 // the site's origin: nginx, or the single replica
-	portReplica0  = 33101 // replicas behind nginx 33101-33103
+	portPG        = 33010 // PostgreSQL: 33010-33049
+	portRedis     = 33050 // a Redis server: 33050-33079
+	portFront     = 33080 // the site's origin (nginx, or the single replica): 33080-33099
+	portReplica0  = 33100 // replicas behind nginx: 33100-33199
+	portSentinel0 = 33200 // a Sentinel group: 6 ports of 33200-33599
+	portCluster0  = 33600 // a Cluster: 12 ports (6 nodes, 6 buses) of 33600-33999
 )
+
+// freePort is the first port free in [from, to).
+func freePort(from, to int) (int, error) {
+	p, err := freePorts(1, from, to)
+	if err != nil {
+		return 0, err
+	}
+	return p[0], nil
+}
 
 // benchClients are the public clients the load uses (the token endpoint
 // limits each client; the driver raises the limits too, see lecternEnv).
@@ -37,6 +49,7 @@ const benchClients = 16
 // run is one `make faults` run: the binary, the key-encryption key and the
 // template database every scenario copies.
 type run struct {
+	front    int // the front port: the demo's origin
 	bin      string
 	nginxCfg string
 	dir      string
@@ -45,7 +58,7 @@ type run struct {
 	clients  []string
 }
 
-func (r *run) origin() string { return "http://localhost:" + strconv.Itoa(portFront) }
+func (r *run) origin() string { return "http://localhost:" + strconv.Itoa(r.front) }
 
 // env is one scenario's own PostgreSQL, Redis and Lectern processes.
 type env struct {
@@ -102,7 +115,11 @@ func (r *run) newEnv(name string, t topology) (e *env, err error) {
 			e.close()
 		}
 	}()
-	if e.pg, err = copyPostgres(r.template, filepath.Join(dir, "pg"), portPG); err != nil {
+	pgPort, err := freePort(portPG, portRedis)
+	if err != nil {
+		return e, err
+	}
+	if e.pg, err = copyPostgres(r.template, filepath.Join(dir, "pg"), pgPort); err != nil {
 		return e, err
 	}
 	if err = e.pg.start(); err != nil {
@@ -136,24 +153,30 @@ func (r *run) newEnv(name string, t topology) (e *env, err error) {
 		if len(extra) == 0 {
 			extra = []string{"--maxmemory-policy", "noeviction"}
 		}
-		if e.redis, err = redistest.NewServer(portRedis, rdir, extra...); err != nil {
+		var port int
+		if port, err = freePort(portRedis, portFront); err != nil {
+			return e, err
+		}
+		if e.redis, err = redistest.NewServer(port, rdir, extra...); err != nil {
 			return e, err
 		}
 		e.redisURL = "redis://" + e.redis.Addr() + "/0"
 	}
 	if t.replicas <= 1 {
-		rep := &replica{name: "lectern", bin: r.bin, port: portFront, env: e.lecternEnv(),
+		rep := &replica{name: "lectern", bin: r.bin, port: r.front, env: e.lecternEnv(),
 			logPath: filepath.Join(dir, "lectern.log")}
 		e.replicas = []*replica{rep}
 		e.front = rep.addr()
 		return e, rep.start()
 	}
-	var ports []int
+	ports, err := freePorts(t.replicas, portReplica0, portSentinel0)
+	if err != nil {
+		return e, err
+	}
 	for i := range t.replicas {
-		rep := &replica{name: "lectern-" + strconv.Itoa(i+1), bin: r.bin, port: portReplica0 + i,
+		rep := &replica{name: "lectern-" + strconv.Itoa(i+1), bin: r.bin, port: ports[i],
 			env: e.lecternEnv(), logPath: filepath.Join(dir, "lectern-"+strconv.Itoa(i+1)+".log")}
 		e.replicas = append(e.replicas, rep)
-		ports = append(ports, rep.port)
 		if err = rep.start(); err != nil {
 			return e, err
 		}
@@ -162,10 +185,10 @@ func (r *run) newEnv(name string, t topology) (e *env, err error) {
 	if err = os.MkdirAll(ndir, 0o755); err != nil {
 		return e, err
 	}
-	if e.ngx, err = startNginx(r.nginxCfg, ndir, portFront, ports); err != nil {
+	if e.ngx, err = startNginx(r.nginxCfg, ndir, r.front, ports); err != nil {
 		return e, err
 	}
-	e.front = "127.0.0.1:" + strconv.Itoa(portFront)
+	e.front = "127.0.0.1:" + strconv.Itoa(r.front)
 	return e, nil
 }
 
@@ -226,7 +249,15 @@ func (r *run) buildTemplate(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Dir(pgDir), 0o755); err != nil {
 		return err
 	}
-	pg, err := initPostgres(pgDir, portPG)
+	var err error
+	if r.front, err = freePort(portFront, portReplica0); err != nil {
+		return err
+	}
+	pgPort, err := freePort(portPG, portRedis)
+	if err != nil {
+		return err
+	}
+	pg, err := initPostgres(pgDir, pgPort)
 	if err != nil {
 		return err
 	}
@@ -239,7 +270,11 @@ func (r *run) buildTemplate(ctx context.Context) error {
 	if err := os.MkdirAll(rdir, 0o755); err != nil {
 		return err
 	}
-	if e.redis, err = redistest.NewServer(portRedis, rdir, "--maxmemory-policy", "noeviction"); err != nil {
+	rport, err := freePort(portRedis, portFront)
+	if err != nil {
+		return err
+	}
+	if e.redis, err = redistest.NewServer(rport, rdir, "--maxmemory-policy", "noeviction"); err != nil {
 		return err
 	}
 	defer func() { _ = e.redis.Kill() }()
@@ -247,7 +282,7 @@ func (r *run) buildTemplate(ctx context.Context) error {
 	if _, err := runCmd(e.lecternEnv(), r.bin, "migrate"); err != nil {
 		return err
 	}
-	if _, err := runCmd(e.lecternEnv(), r.bin, "seed", "demo", "--port", strconv.Itoa(portFront)); err != nil {
+	if _, err := runCmd(e.lecternEnv(), r.bin, "seed", "demo", "--port", strconv.Itoa(r.front)); err != nil {
 		return err
 	}
 	if err := createClients(ctx, pg.url(), benchClients); err != nil {
@@ -256,7 +291,7 @@ func (r *run) buildTemplate(ctx context.Context) error {
 	for i := range benchClients {
 		r.clients = append(r.clients, "faults-client-"+strconv.Itoa(i))
 	}
-	rep := &replica{name: "lectern-template", bin: r.bin, port: portFront, env: e.lecternEnv(),
+	rep := &replica{name: "lectern-template", bin: r.bin, port: r.front, env: e.lecternEnv(),
 		logPath: filepath.Join(e.dir, "lectern.log")}
 	if err := rep.start(); err != nil {
 		return err

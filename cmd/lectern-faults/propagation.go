@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,7 +59,7 @@ func propagation(ctx context.Context, e *env, l *load) (string, error) {
 
 	// A site created (the CLI: sites are created by the provider, and the
 	// CLI broadcasts like a replica does) is served by replica 3.
-	host := "faults-new.localhost:33080"
+	host := "faults-new.localhost:" + strconv.Itoa(e.r.front)
 	newSite := newClient("http://"+host, r3.addr())
 	if code, _, _ := newSite.get(vocab.AuthorizationServerPath); code != 404 {
 		fail("an unknown host answered %d on replica 3 before its site existed", code)
