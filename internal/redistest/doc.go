@@ -18,7 +18,7 @@
 //	internal/redistest   cluster 27041-27046 (bus 27051-27056)
 //	scripts/bench-redis-outage.sh  lectern 27380, redis-server 27381
 //	cmd/lectern-faults   (make faults) 33000-33999: free ports found at run time
-//	                     for its Sentinel group and Cluster (NewServer, NewSentinel, NewCluster)
+//	                     (NewServer, NewSentinel, NewCluster)
 //
 // redistest drives the servers through redis-cli and imports nothing of
 // ours but storage/storagetest (for the "services required" switch); in
