@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/zitadel/oidc/v3/pkg/op"
@@ -93,6 +94,9 @@ type Server struct {
 	tokenBudget *limits.Budgets
 	loginBudget *limits.Budgets
 	op          http.Handler
+	// opDirectOff sends every token request through op (tests compare
+	// the two paths).
+	opDirectOff atomic.Bool
 }
 
 // New returns a Server.
@@ -141,6 +145,10 @@ func (s *Server) InvalidateCIMD() {
 // SetCodeLifetime changes how long authorization codes live (default
 // CodeLifetime). Call it before serving; tests shorten it to see expiry.
 func (s *Server) SetCodeLifetime(d time.Duration) { s.codeLifetime = d }
+
+// SetDirectToken turns the direct token path (directToken) on or off;
+// off, op serves every token request. Tests compare the two.
+func (s *Server) SetDirectToken(on bool) { s.opDirectOff.Store(!on) }
 
 // InvalidateClient drops a cached client (after a change broadcast);
 // clientID "" drops every client of the site.

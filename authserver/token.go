@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	httphelper "github.com/zitadel/oidc/v3/pkg/http"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
@@ -83,7 +84,8 @@ func (s *Server) Token(w http.ResponseWriter, r *http.Request) {
 	if !formBody(w, r, "token", "resource") {
 		return
 	}
-	switch gt := r.PostForm.Get("grant_type"); gt {
+	gt := r.PostForm.Get("grant_type")
+	switch gt {
 	case "authorization_code", "refresh_token":
 	case "":
 		writeOAuthError(w, oauthError(codeInvalidRequest, "grant_type is required"))
@@ -104,7 +106,74 @@ func (s *Server) Token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if s.directToken(w, r, gt) {
+		return
+	}
 	s.op.ServeHTTP(w, r)
+}
+
+// directToken answers the common token request — client_id (and
+// client_secret) in the form, no Authorization header, no assertion, no
+// scope — the way op's token handler would, without its router, its two
+// reflective form decodings and its spans: the same client verification,
+// grant-type check, request checks ("code missing", "redirect_uri
+// missing", "refresh_token missing"), the same handlers and the same error
+// and JSON writers (op.WriteError, httphelper.MarshalJSON). It reports
+// false, having written nothing, for every other request, which op serves.
+// The token-endpoint tests run both paths (TestDirectTokenMatchesOp).
+func (s *Server) directToken(w http.ResponseWriter, r *http.Request, gt string) bool {
+	form := r.Form
+	if s.opDirectOff.Load() || r.Header.Get("Authorization") != "" || form.Get("client_id") == "" ||
+		form.Has("client_assertion") || form.Has("client_assertion_type") || form.Has("scope") {
+		return false
+	}
+	ctx := r.Context()
+	o := &opServer{s: s}
+	cc := &op.ClientCredentials{ClientID: form.Get("client_id"), ClientSecret: form.Get("client_secret")}
+	c, err := o.VerifyClient(ctx, &op.Request[op.ClientCredentials]{Method: r.Method, URL: r.URL, Header: r.Header, Form: form, Data: cc})
+	if err != nil {
+		op.WriteError(w, r, err, nil)
+		return true
+	}
+	if !op.ValidateGrantType(c, oidc.GrantType(gt)) {
+		op.WriteError(w, r, oidc.ErrUnauthorizedClient().WithDescription("grant_type %q not allowed", gt), nil)
+		return true
+	}
+	var resp *op.Response
+	switch gt {
+	case "authorization_code":
+		req := &oidc.AccessTokenRequest{Code: form.Get("code"), RedirectURI: form.Get("redirect_uri"), ClientID: cc.ClientID,
+			ClientSecret: cc.ClientSecret, CodeVerifier: form.Get("code_verifier")}
+		switch {
+		case req.Code == "":
+			err = oidc.ErrInvalidRequest().WithDescription("code missing")
+		case req.RedirectURI == "":
+			err = oidc.ErrInvalidRequest().WithDescription("redirect_uri missing")
+		default:
+			resp, err = o.CodeExchange(ctx, &op.ClientRequest[oidc.AccessTokenRequest]{
+				Request: &op.Request[oidc.AccessTokenRequest]{Method: r.Method, URL: r.URL, Header: r.Header, Form: form, Data: req}, Client: c})
+		}
+	case "refresh_token":
+		req := &oidc.RefreshTokenRequest{RefreshToken: form.Get("refresh_token"), ClientID: cc.ClientID, ClientSecret: cc.ClientSecret}
+		if req.RefreshToken == "" {
+			err = oidc.ErrInvalidRequest().WithDescription("refresh_token missing")
+		} else {
+			resp, err = o.RefreshToken(ctx, &op.ClientRequest[oidc.RefreshTokenRequest]{
+				Request: &op.Request[oidc.RefreshTokenRequest]{Method: r.Method, URL: r.URL, Header: r.Header, Form: form, Data: req}, Client: c})
+		}
+	default:
+		return false // not reached: Token admits only the two grants
+	}
+	if err != nil {
+		op.WriteError(w, r, err, nil)
+		return true
+	}
+	h := w.Header()
+	for k, v := range resp.Header {
+		h[k] = v
+	}
+	httphelper.MarshalJSON(w, resp.Data)
+	return true
 }
 
 // opServer adapts the Server to op's Server interface.

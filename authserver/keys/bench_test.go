@@ -2,6 +2,9 @@ package keys_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"fmt"
 	"strings"
 	"testing"
@@ -133,4 +136,21 @@ func insertSites(b *testing.B, s *sqlstore.Store, n int) []tenant.ID {
 		b.Fatalf("inserted %d sites, found %d", n, len(ids))
 	}
 	return ids
+}
+
+// BenchmarkSign signs an access-token-sized payload (ES256, compact JWS):
+// once per refresh, twice per code exchange.
+func BenchmarkSign(b *testing.B) {
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sk := &keys.SigningKey{KID: "k1-bench", Private: priv, Public: &priv.PublicKey}
+	payload := []byte(`{"iss":"https://demo.example","sub":"u_0123456789","aud":"https://demo.example","client_id":"c_0123456789abcdef","scope":"openid profile email account:read","jti":"0123456789abcdef0123456789","iat":1764000000,"exp":1764000900,"grant_id":"g_0123456789abcdef0123456789abcdef","auth_time":1764000000}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := sk.Sign(payload, "at+jwt"); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

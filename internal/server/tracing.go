@@ -16,9 +16,15 @@ import (
 
 // tracedHandler puts a server span around every request but the process
 // endpoints (probes and scrapes would drown the traces), continuing a
-// trace the caller propagated (W3C traceparent).
+// trace the caller propagated (W3C traceparent). With tracing off (no
+// provider given, none installed from the OTEL_* variables) it returns h:
+// otelhttp would only wrap every request and response in non-recording
+// spans and writers (6% of the server's CPU in a refresh profile).
 func tracedHandler(h http.Handler, tp trace.TracerProvider) http.Handler {
 	if tp == nil {
+		if !telemetry.Installed() {
+			return h
+		}
 		tp = otel.GetTracerProvider()
 	}
 	return otelhttp.NewHandler(h, "http.server",

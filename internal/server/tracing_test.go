@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -164,5 +165,20 @@ func TestTraces(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no access log line for the request in:\n%s", logs.String())
+	}
+}
+
+// With tracing off (no provider given, none installed) requests are not
+// wrapped at all.
+func TestTracedHandlerOffIsTheHandler(t *testing.T) {
+	if telemetry.Installed() {
+		t.Skip("a tracer provider is installed in this process")
+	}
+	h := http.NotFoundHandler()
+	if got := tracedHandler(h, nil); reflect.ValueOf(got).Pointer() != reflect.ValueOf(h).Pointer() {
+		t.Fatalf("tracedHandler with tracing off wrapped the handler: %T", got)
+	}
+	if got := tracedHandler(h, sdktrace.NewTracerProvider()); reflect.ValueOf(got).Pointer() == reflect.ValueOf(h).Pointer() {
+		t.Fatal("tracedHandler with a provider did not wrap the handler")
 	}
 }

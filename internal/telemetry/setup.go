@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -31,6 +32,15 @@ func Enabled(getenv func(string) string) (bool, error) {
 	}
 	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "", nil
 }
+
+// installed is set once Setup installed a global tracer provider.
+var installed atomic.Bool
+
+// Installed reports whether Setup installed the global tracer provider
+// (tracing is on). While it is off, the global provider is OpenTelemetry's
+// no-op and the global propagator extracts nothing: instrumentation that
+// would only make non-recording spans can be left out.
+func Installed() bool { return installed.Load() }
 
 // Setup installs the global tracer provider and W3C propagators when the
 // environment enables tracing (see Enabled), exporting over OTLP: gRPC when
@@ -71,6 +81,7 @@ func Setup(ctx context.Context, getenv func(string) string, version string) (fun
 	}
 	tp := NewProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	otel.SetTracerProvider(tp)
+	installed.Store(true)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	return func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)

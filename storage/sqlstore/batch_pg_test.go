@@ -16,7 +16,7 @@ import (
 
 // pgStore opens a migrated store on a schema of the test's own. (An
 // internal test cannot use sqltest, which imports this package.)
-func pgStore(t *testing.T) *Store {
+func pgStore(t testing.TB) *Store {
 	t.Helper()
 	base := storagetest.PostgresURL(t)
 	schema := fmt.Sprintf("lectern_batch_%d", time.Now().UnixNano())
