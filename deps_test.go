@@ -103,11 +103,16 @@ var doors = []string{"authserver/bearer", "authserver/scope", "authserver/client
 var leaves = map[string][]string{
 	"tenant":  nil,
 	"vocab":   nil,
-	"ui":      nil,
+	// The one look: the request's site (its name and default language)
+	// and the message catalogs.
+	"ui":      {"tenant", "i18n"},
 	"session": {"tenant", "storage"},
 	// The mail templates, transports and outbox sender: the outbox
-	// records and nothing of the handlers.
-	"mail": {"tenant", "storage"},
+	// records, the message catalogs and nothing of the handlers.
+	"mail": {"tenant", "storage", "i18n"},
+	// The message catalogs and the choice of language: third-party
+	// libraries (go-i18n, x/text) and nothing of ours.
+	"i18n": nil,
 	// The limits every handler reads with the request's site.
 	"limits": {"tenant"},
 	// The client-metadata rules every door applies: the standard library
@@ -185,7 +190,10 @@ func TestDependencyRulesCatchMistakes(t *testing.T) {
 		{"mcp", "authserver/keys", true},
 		{"adminapi/s3files", "memberapi", true},
 		{"discovery", "mcp", true},
-		{"ui", "tenant", true},
+		{"ui", "storage", true},
+		{"ui", "i18n", false},
+		{"i18n", "tenant", true},
+		{"mail", "i18n", false},
 		{"session", "authserver", true},
 		{"vocab", "tenant", true},
 		{"tenant", "storage", true},

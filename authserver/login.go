@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/lectern/lectern/authserver/password"
+	"github.com/lectern/lectern/i18n"
 	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
@@ -61,7 +62,7 @@ func (s *Server) Login(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, site *tenant.Site, status int, d loginData) {
 	d.SignUp = site.SignUp // the accounts package serves /signup and /password/forgot
-	s.ui.Render(w, r, status, "login", ui.Page{Title: "Sign in", SiteName: site.Name, CSRF: session.CSRFToken(w, r, site, nil), Data: d})
+	s.ui.Render(w, r, status, "login", ui.Page{Title: "login.title", SiteName: site.Name, CSRF: session.CSRFToken(w, r, site, nil), Data: d})
 }
 
 func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.Site) {
@@ -148,6 +149,7 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 		return
 	}
 	s.audit(ctx, site.ID, u.ID, "login.succeeded", u.Email, r, nil)
+	s.rememberLanguage(w, r, u)
 	if ar == nil {
 		target := d.ReturnTo
 		if target == "" {
@@ -237,4 +239,24 @@ func atoi(b []byte) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// rememberLanguage carries the language between the account and the
+// browser at sign-in: the account's choice wins (it follows the person to
+// a new browser); a choice made before signing in, on an account without
+// one, is kept on the account.
+func (s *Server) rememberLanguage(w http.ResponseWriter, r *http.Request, u *storage.User) {
+	if l := i18n.Normalize(u.Language); l != "" {
+		i18n.Remember(w, r, l)
+		return
+	}
+	c, err := r.Cookie(i18n.CookieName)
+	if err != nil {
+		return
+	}
+	if l := i18n.Normalize(c.Value); l != "" {
+		if err := s.store.SetUserLanguage(r.Context(), u.ID, l); err != nil {
+			s.logger.WarnContext(r.Context(), "language not remembered on the account", "err", err)
+		}
+	}
 }
