@@ -101,8 +101,8 @@ var doors = []string{"authserver/bearer", "authserver/scope", "authserver/client
 // leaves import nothing of ours but what is listed (nil: nothing at all;
 // tenant and vocab are standard library only, checked below).
 var leaves = map[string][]string{
-	"tenant":  nil,
-	"vocab":   nil,
+	"tenant": nil,
+	"vocab":  nil,
 	// The one look: the request's site (its name and default language)
 	// and the message catalogs.
 	"ui":      {"tenant", "i18n"},

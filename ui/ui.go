@@ -124,7 +124,7 @@ func langFuncs(lang string) template.FuncMap {
 		},
 		// tr translates a value that may be a message ID (a title, a
 		// message a handler chose) and leaves other text as it is.
-		"tr": func(s string) string { return i18n.Text(lang, s) },
+		"tr":   func(s string) string { return i18n.Text(lang, s) },
 		"date": func(t time.Time) string { return i18n.Date(lang, t) },
 	}
 }
