@@ -44,6 +44,9 @@ type Options struct {
 	// FormLimit bounds how often one client IP may send each form
 	// (default 20 an hour), platform-wide.
 	FormLimit storage.Limit
+	// Brand dresses the pages in the site's appearance. Nil: the shared
+	// look.
+	Brand ui.BrandSource
 }
 
 // Handler serves the account pages.
@@ -75,6 +78,9 @@ func New(o Options) (*Handler, error) {
 	r, err := ui.NewRenderer(o.Logger, templateFS)
 	if err != nil {
 		return nil, err
+	}
+	if o.Brand != nil {
+		r.WithBrand(o.Brand)
 	}
 	h := &Handler{store: o.Store, cache: o.Cache, platform: o.Platform, sessions: o.Sessions, revoker: o.Revoker,
 		logger: o.Logger, now: o.Now, limit: o.FormLimit, ui: r, mux: http.NewServeMux(), work: make(chan struct{}, 8)}

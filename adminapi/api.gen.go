@@ -55,6 +55,42 @@ func (e ClientType) Valid() bool {
 	}
 }
 
+// Defines values for ContrastFailureBackground.
+const (
+	ContrastFailureBackgroundBackgroundColor ContrastFailureBackground = "backgroundColor"
+	ContrastFailureBackgroundPrimaryColor    ContrastFailureBackground = "primaryColor"
+)
+
+// Valid indicates whether the value is a known member of the ContrastFailureBackground enum.
+func (e ContrastFailureBackground) Valid() bool {
+	switch e {
+	case ContrastFailureBackgroundBackgroundColor:
+		return true
+	case ContrastFailureBackgroundPrimaryColor:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContrastFailureForeground.
+const (
+	ContrastFailureForegroundBackgroundColor ContrastFailureForeground = "backgroundColor"
+	ContrastFailureForegroundTextColor       ContrastFailureForeground = "textColor"
+)
+
+// Valid indicates whether the value is a known member of the ContrastFailureForeground enum.
+func (e ContrastFailureForeground) Valid() bool {
+	switch e {
+	case ContrastFailureForegroundBackgroundColor:
+		return true
+	case ContrastFailureForegroundTextColor:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EnrollmentUpdateLifetimeAccess.
 const (
 	EnrollmentUpdateLifetimeAccessTrue EnrollmentUpdateLifetimeAccess = true
@@ -380,6 +416,27 @@ type CommentList struct {
 	NextCursor *string   `json:"nextCursor"`
 	TotalCount int       `json:"totalCount"`
 }
+
+// ContrastFailure The pair of theme colours below the WCAG 2.2 AA contrast ratio (PUT /appearance).
+type ContrastFailure struct {
+	// Background The colour it is drawn on.
+	Background ContrastFailureBackground `json:"background"`
+
+	// Foreground The colour drawn as text.
+	Foreground ContrastFailureForeground `json:"foreground"`
+
+	// Ratio The contrast ratio, rounded down to two decimals (1 to 21).
+	Ratio float32 `json:"ratio"`
+
+	// Required The ratio WCAG 2.2 AA asks for: 4.5.
+	Required float32 `json:"required"`
+}
+
+// ContrastFailureBackground The colour it is drawn on.
+type ContrastFailureBackground string
+
+// ContrastFailureForeground The colour drawn as text.
+type ContrastFailureForeground string
 
 // Coupon defines model for Coupon.
 type Coupon struct {
@@ -1134,7 +1191,9 @@ type PostUpdate struct {
 
 // Problem An RFC 9457 problem document.
 type Problem struct {
-	Detail *string `json:"detail,omitempty"`
+	// Contrast The pair of theme colours below the WCAG 2.2 AA contrast ratio (PUT /appearance).
+	Contrast *ContrastFailure `json:"contrast,omitempty"`
+	Detail   *string          `json:"detail,omitempty"`
 
 	// Errors The invalid fields (422, and 400 for parameters).
 	Errors *[]InvalidField `json:"errors,omitempty"`
@@ -4888,9 +4947,7 @@ func (response ReplaceAppearance403ApplicationProblemPlusJSONResponse) VisitRepl
 	return err
 }
 
-type ReplaceAppearance422ApplicationProblemPlusJSONResponse struct {
-	ValidationFailedApplicationProblemPlusJSONResponse
-}
+type ReplaceAppearance422ApplicationProblemPlusJSONResponse Problem
 
 func (response ReplaceAppearance422ApplicationProblemPlusJSONResponse) VisitReplaceAppearanceResponse(w http.ResponseWriter) error {
 
