@@ -15,11 +15,11 @@ import (
 
 	"github.com/lectern/lectern/adminapi"
 	"github.com/lectern/lectern/authserver"
-	"github.com/lectern/lectern/internal/brand"
 	"github.com/lectern/lectern/authserver/bearer"
 	"github.com/lectern/lectern/authserver/cimd"
 	"github.com/lectern/lectern/authserver/password"
 	"github.com/lectern/lectern/discovery"
+	"github.com/lectern/lectern/internal/brand"
 	"github.com/lectern/lectern/mail"
 	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/tenant"
