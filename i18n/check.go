@@ -106,7 +106,7 @@ func pipeKeys(p *parse.PipeNode, rep *TemplateReport) {
 
 var (
 	entityRE = regexp.MustCompile(`&[a-zA-Z]+;|&#[0-9]+;|&#x[0-9a-fA-F]+;`)
-	attrRE   = regexp.MustCompile(`(?i)\s(aria-label|title|alt|placeholder)\s*=\s*"([^"]*)"`)
+	attrRE   = regexp.MustCompile(`(?i)\s(aria-label|title|alt|placeholder|data-label)\s*=\s*"([^"]*)"`)
 )
 
 // readable attributes of a tag whose values people read.

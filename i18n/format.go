@@ -106,3 +106,16 @@ func Price(lang string, minor int64, currency string) string {
 	}
 	return n + "\u00a0" + strings.ToUpper(currency)
 }
+
+// In describes a future moment t relative to now in lang: "in 5 minutes",
+// "in 3 hours" (up to two days), "in 7 days".
+func In(lang string, now, t time.Time) string {
+	d := t.Sub(now)
+	switch {
+	case d < time.Hour:
+		return TN(lang, "time.in_minutes", max(1, int(d/time.Minute)))
+	case d < 48*time.Hour:
+		return TN(lang, "time.in_hours", int(d/time.Hour))
+	}
+	return TN(lang, "time.in_days", int(d/(24*time.Hour)))
+}

@@ -107,7 +107,10 @@ func baseFuncs() template.FuncMap {
 		"t":    func(string, ...any) template.HTML { return "" },
 		"tn":   func(string, int, ...any) template.HTML { return "" },
 		"tr":   func(s string) string { return s },
-		"date": func(time.Time) string { return "" },
+		"date":     func(time.Time) string { return "" },
+		"datetime": func(time.Time) string { return "" },
+		"ago":      func(time.Time, time.Time) string { return "" },
+		"in":       func(time.Time, time.Time) string { return "" },
 	}
 }
 
@@ -125,7 +128,10 @@ func langFuncs(lang string) template.FuncMap {
 		// tr translates a value that may be a message ID (a title, a
 		// message a handler chose) and leaves other text as it is.
 		"tr":   func(s string) string { return i18n.Text(lang, s) },
-		"date": func(t time.Time) string { return i18n.Date(lang, t) },
+		"date":     func(t time.Time) string { return i18n.Date(lang, t) },
+		"datetime": func(t time.Time) string { return i18n.DateTime(lang, t) },
+		"ago":      func(now, t time.Time) string { return i18n.Ago(lang, now, t) },
+		"in":       func(now, t time.Time) string { return i18n.In(lang, now, t) },
 	}
 }
 

@@ -22,6 +22,8 @@ type Store interface {
 	SiteByID(ctx context.Context, id tenant.ID) (*storage.Site, error)
 	UserByID(ctx context.Context, id string) (*storage.User, error)
 	SetUserLanguage(ctx context.Context, userID, lang string) error
+	Appearance(ctx context.Context, site tenant.ID) (*storage.Appearance, error)
+	SaveAppearance(ctx context.Context, a *storage.Appearance) error
 	RolesAt(ctx context.Context, site tenant.ID, userID string) ([]string, error)
 	ClientByID(ctx context.Context, site tenant.ID, clientID string) (*storage.Client, error)
 	GrantByID(ctx context.Context, site tenant.ID, id string) (*storage.Grant, error)
@@ -113,6 +115,7 @@ func (h *Handler) routes() {
 	h.handle("GET /admin/settings", manager, h.settings)
 	h.handle("POST /admin/settings/beta", manager, h.betaToggle)
 	h.handle("POST /admin/settings/accounts", manager, h.accountSettings)
+	h.handle("POST /admin/settings/appearance", manager, h.appearanceSave)
 	h.handle("GET /admin/members", manager, h.members)
 	h.handle("POST /admin/members", manager, h.memberInvite)
 	h.handle("POST /admin/members/invitations/{id}/resend", manager, h.invitationResend)
