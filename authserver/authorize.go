@@ -46,7 +46,7 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, p := range []string{"client_id", "redirect_uri"} {
 		if len(q[p]) > 1 {
-			s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, "The request repeats the "+p+" parameter.", "")
+			s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, i18n.T(i18n.Resolve(r, site.Locale), "authorize.repeated", "Param", p), "")
 			return
 		}
 	}
@@ -58,7 +58,7 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 	client, err := s.client(r.Context(), site, clientID)
 	if err != nil {
 		if errors.Is(err, storage.ErrNotFound) {
-			s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidClient, "The application that sent you here is not registered at "+site.Name+".", "")
+			s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidClient, i18n.T(i18n.Resolve(r, site.Locale), "authorize.unknown_client", "Site", site.Name), "")
 			return
 		}
 		var ce *ClientError
@@ -75,7 +75,7 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !clientmeta.MatchRedirectURI(client.RedirectURIs(), redirectURI) {
-		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, "The redirect_uri is not registered for "+client.Name+".", "")
+		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, i18n.T(i18n.Resolve(r, site.Locale), "authorize.unknown_redirect", "Client", client.Name), "")
 		return
 	}
 	// From here the client and its redirect URI are trusted: errors go back.

@@ -174,6 +174,10 @@ func (s *Server) refuseLogin(w http.ResponseWriter, r *http.Request, site *tenan
 	ctx := r.Context()
 	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(f.retry.Seconds()+0.999))))
 	d.Error = f.message
+	if f.reason == "account" {
+		lang := i18n.Resolve(r, site.Locale)
+		d.Error = i18n.T(lang, "login.account_wait", "Wait", i18n.Duration(lang, f.retry))
+	}
 	if f.reason != "busy" {
 		if first, err := s.cache.SetNX(ctx, a.audited(f.reason), []byte{1}, a.window); err == nil && first {
 			s.audit(ctx, site.ID, d.Email, "login.throttled", d.Email, r, map[string]any{"reason": f.reason})

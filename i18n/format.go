@@ -119,3 +119,12 @@ func In(lang string, now, t time.Time) string {
 	}
 	return TN(lang, "time.in_days", int(d/(24*time.Hour)))
 }
+
+// Duration says how long a wait is in lang, rounded up to whole minutes
+// past the first minute: "30 seconds", "1 minute", "15 minutes".
+func Duration(lang string, d time.Duration) string {
+	if d < time.Minute {
+		return TN(lang, "time.seconds", int(d.Seconds()+0.5))
+	}
+	return TN(lang, "time.minutes", int((d+time.Minute-1)/time.Minute))
+}

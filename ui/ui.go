@@ -103,10 +103,10 @@ type Renderer struct {
 // may use. t is replaced per language.
 func baseFuncs() template.FuncMap {
 	return template.FuncMap{
-		"join": strings.Join,
-		"t":    func(string, ...any) template.HTML { return "" },
-		"tn":   func(string, int, ...any) template.HTML { return "" },
-		"tr":   func(s string) string { return s },
+		"join":     strings.Join,
+		"t":        func(string, ...any) template.HTML { return "" },
+		"tn":       func(string, int, ...any) template.HTML { return "" },
+		"tr":       func(s string) string { return s },
 		"date":     func(time.Time) string { return "" },
 		"datetime": func(time.Time) string { return "" },
 		"ago":      func(time.Time, time.Time) string { return "" },
@@ -127,7 +127,7 @@ func langFuncs(lang string) template.FuncMap {
 		},
 		// tr translates a value that may be a message ID (a title, a
 		// message a handler chose) and leaves other text as it is.
-		"tr":   func(s string) string { return i18n.Text(lang, s) },
+		"tr":       func(s string) string { return i18n.Text(lang, s) },
 		"date":     func(t time.Time) string { return i18n.Date(lang, t) },
 		"datetime": func(t time.Time) string { return i18n.DateTime(lang, t) },
 		"ago":      func(now, t time.Time) string { return i18n.Ago(lang, now, t) },
