@@ -368,15 +368,32 @@ type Appearance struct {
 	TextColor       Color   `json:"textColor"`
 }
 
-// AppearanceUpdate defines model for AppearanceUpdate.
+// AppearanceUpdate Four colours as #rrggbb. textColor on backgroundColor, and backgroundColor on primaryColor
+// (the labels of primary buttons), must each reach the WCAG 2.2 AA contrast ratio of 4.5:1,
+// or the theme is refused with 422 (type urn:lectern:problem:contrast).
 type AppearanceUpdate struct {
-	AccentColor     Color `json:"accentColor"`
-	BackgroundColor Color `json:"backgroundColor"`
+	// AccentColor Decoration only (the bar above the header); not checked for contrast.
+	//
+	// Example: #f2a900
+	AccentColor string `json:"accentColor"`
+
+	// BackgroundColor The pages, and the labels of primary buttons.
+	//
+	// Example: #ffffff
+	BackgroundColor string `json:"backgroundColor"`
 
 	// LogoFileId An uploaded PNG, JPEG, GIF or WebP image of this site.
-	LogoFileId   *int64 `json:"logoFileId,omitempty"`
-	PrimaryColor Color  `json:"primaryColor"`
-	TextColor    Color  `json:"textColor"`
+	LogoFileId *int64 `json:"logoFileId,omitempty"`
+
+	// PrimaryColor Buttons and links; primary buttons carry their label in backgroundColor.
+	//
+	// Example: #1f6feb
+	PrimaryColor string `json:"primaryColor"`
+
+	// TextColor All text on backgroundColor.
+	//
+	// Example: #1b1f24
+	TextColor string `json:"textColor"`
 }
 
 // ApplicationType defines model for ApplicationType.
