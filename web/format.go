@@ -1,7 +1,6 @@
 package web
 
 import (
-	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
@@ -118,14 +117,4 @@ func paginate(total int, rawPage string, base string, q url.Values) (from, to in
 		p.NextURL = link(page + 1)
 	}
 	return from, to, p
-}
-
-// count is "1 application", "3 applications".
-func count(n int, noun string) string { return fmt.Sprintf("%d %s", n, pluralNoun(n, noun)) }
-
-func pluralNoun(n int, noun string) string {
-	if n == 1 {
-		return noun
-	}
-	return noun + "s"
 }
