@@ -1,13 +1,9 @@
 package integration
 
 import (
-	"context"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
-
-	"github.com/chromedp/chromedp"
 
 	"github.com/lectern/lectern/internal/demo"
 )
@@ -18,33 +14,10 @@ import (
 // lands in the admin area, signed in; the owner sees the invitation gone
 // from the pending list.
 func TestAccountsInvitationBrowser(t *testing.T) {
-	if _, err := os.Stat(webChromium); err != nil {
-		if v := os.Getenv("LECTERN_REQUIRE_BROWSER"); v != "" && v != "0" && !strings.EqualFold(v, "false") {
-			t.Fatalf("LECTERN_REQUIRE_BROWSER is set but Chromium is not at %s: %v", webChromium, err)
-		}
-		t.Skipf("Chromium is not at %s (%v): skipping", webChromium, err)
-	}
+	webRequireChromium(t)
 	ts, mp := accountServer(t, backend{name: "embedded"}, nil)
 	shots := webScreenshotDir(t)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(webChromium),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("password-store", "basic"),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Env("TMPDIR="+t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	t.Cleanup(cancelAlloc)
-	browser, cancelBrowser := chromedp.NewContext(alloc)
-	t.Cleanup(cancelBrowser)
-	if err := chromedp.Do(browser); err != nil {
-		t.Fatalf("starting Chromium: %v", err)
-	}
+	browser := webStartBrowser(t)
 	academy := ts.academy()
 	invitee := uniqueEmail("lecturer")
 

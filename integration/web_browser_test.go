@@ -33,12 +33,7 @@ const webChromium = "/usr/bin/chromium"
 // the pages (desktop and a 390×844 phone) are written for people to look
 // at.
 func TestWebBrowser(t *testing.T) {
-	if _, err := os.Stat(webChromium); err != nil {
-		if v := os.Getenv("LECTERN_REQUIRE_BROWSER"); v != "" && v != "0" && !strings.EqualFold(v, "false") {
-			t.Fatalf("LECTERN_REQUIRE_BROWSER is set but Chromium is not at %s: %v", webChromium, err)
-		}
-		t.Skipf("Chromium is not at %s (%v): skipping the browser tests; install the chromium package, or set LECTERN_REQUIRE_BROWSER=1 to make this a failure", webChromium, err)
-	}
+	webRequireChromium(t)
 	ts := startServer(t, backend{name: "embedded"}, nil)
 	shots := webScreenshotDir(t)
 
@@ -55,28 +50,7 @@ func TestWebBrowser(t *testing.T) {
 	}))
 	t.Cleanup(cb.Close)
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(webChromium),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("password-store", "basic"),
-		chromedp.Flag("force-color-profile", "srgb"),
-		chromedp.UserDataDir(t.TempDir()),
-		// Its shared-memory files (disable-dev-shm-usage) go to a
-		// directory the test removes.
-		chromedp.Env("TMPDIR="+t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	t.Cleanup(cancelAlloc)
-	browser, cancelBrowser := chromedp.NewContext(alloc)
-	t.Cleanup(cancelBrowser)
-	if err := chromedp.Do(browser); err != nil {
-		t.Fatalf("starting Chromium: %v", err)
-	}
+	browser := webStartBrowser(t)
 
 	academy := ts.academy()
 	var clientID, secret string
