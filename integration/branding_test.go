@@ -46,7 +46,7 @@ func TestBrandingPerSite(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		ts := startServer(t, b, nil)
 		academy, open := ts.academy(), ts.open()
-		tok := admOwnerToken(t, ts, academy, "appearance:read", "appearance:write")
+		tok := admOwnerToken(t, ts, academy, "appearance:read", "appearance:write", "storage:write")
 
 		a0, css0, _ := brandOf(t, ts, academy)
 		o0, openCSS, _ := brandOf(t, ts, open)
@@ -72,6 +72,26 @@ func TestBrandingPerSite(t *testing.T) {
 		if o1, css, _ := brandOf(t, ts, open); o1 != o0 || strings.Contains(css, "#7a1f5c") {
 			t.Errorf("the open school's page changed with the academy's theme: %s (was %s)", o1, o0)
 		}
+
+		// A logo: shown in the header, served from the site's own origin
+		// with its content type and nosniff.
+		logo := admUpload(t, ts, academy, tok, "logo.png", "image/png", admPNG).want(t, http.StatusCreated, "uploading a logo").obj(t)
+		admDo(t, ts, http.MethodPut, academy, "/appearance", tok, map[string]any{
+			"primaryColor": "#7a1f5c", "accentColor": "#e0a000", "backgroundColor": "#fffdf7", "textColor": "#2b2118", "logoFileId": logo["id"],
+		}).want(t, http.StatusOK, "a theme with a logo")
+		_, _, signIn := ts.get(t, academy, "/login")
+		m := regexp.MustCompile(`<img class="site-logo" src="(/uploads/[a-z2-7]+)"`).FindStringSubmatch(string(signIn))
+		if m == nil {
+			t.Fatalf("the sign-in page shows no logo:\n%s", webExcerpt(string(signIn)))
+		}
+		if code, hdr, body := ts.get(t, academy, m[1]); code != http.StatusOK || hdr.Get("Content-Type") != "image/png" ||
+			hdr.Get("X-Content-Type-Options") != "nosniff" || string(body) != string(admPNG) {
+			t.Errorf("the logo is served as %d %v", code, hdr)
+		}
+		if _, _, page := ts.get(t, open, "/login"); strings.Contains(string(page), m[1]) {
+			t.Error("the open school shows the academy's logo")
+		}
+		a1, css1, _ = brandOf(t, ts, academy)
 
 		// Light grey on white: text on the background fails.
 		p := admProblem(t, admDo(t, ts, http.MethodPut, academy, "/appearance", tok, map[string]any{
