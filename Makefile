@@ -17,8 +17,10 @@ build:
 
 ## test: every test; PostgreSQL/Redis tests skip when unreachable unless LECTERN_REQUIRE_SERVICES=1.
 ## The race detector changes allocation counts, so the allocation tests run again without it.
+## The end-to-end package runs for about ten minutes under the race detector on two shared
+## cores, go test's default limit per package, so the limit is 30 minutes.
 test:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 	$(GO) test -count=1 -run 'NotAllocate' ./authserver/keys/
 
 ## bench: Go benchmarks, then the load generator against a server on PostgreSQL + Redis
