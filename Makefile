@@ -17,8 +17,8 @@ build:
 
 ## test: every test; PostgreSQL/Redis tests skip when unreachable unless LECTERN_REQUIRE_SERVICES=1.
 ## The race detector changes allocation counts, so the allocation tests run again without it.
-## The end-to-end package runs for about ten minutes under the race detector on two shared
-## cores, go test's default limit per package, so the limit is 30 minutes.
+## integration/ alone takes about ten minutes under the race detector on two shared cores,
+## go test's default limit per package: hence -timeout.
 test:
 	$(GO) test -race -count=1 -timeout 30m ./...
 	$(GO) test -count=1 -run 'NotAllocate' ./authserver/keys/

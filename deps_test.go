@@ -81,6 +81,8 @@ var onlyIn = map[string][]string{
 	"github.com/zitadel/oidc/v3/pkg/op": {"authserver"},
 	"github.com/minio/minio-go":         {"adminapi/s3files"},
 	"github.com/wneessen/go-mail":       {"mail"},
+	"github.com/go-webauthn/webauthn":   {"mfa"},
+	"github.com/pquerna/otp":            {"mfa"},
 	// The tracing SDK and exporters are set up in one place; everything
 	// else instruments through the API.
 	"go.opentelemetry.io/otel/sdk":       {"internal/telemetry"},
@@ -113,6 +115,9 @@ var leaves = map[string][]string{
 	// The message catalogs and the choice of language: third-party
 	// libraries (go-i18n, x/text) and nothing of ours.
 	"i18n": nil,
+	// The second factors (TOTP, recovery codes, passkeys) that the
+	// sign-in pages check and the account pages enrol.
+	"mfa": {"tenant", "storage"},
 	// The limits every handler reads with the request's site.
 	"limits": {"tenant"},
 	// The client-metadata rules every door applies: the standard library

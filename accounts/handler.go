@@ -8,11 +8,13 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/lectern/lectern/i18n"
 	"github.com/lectern/lectern/internal/platform"
+	"github.com/lectern/lectern/mfa"
 	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
@@ -29,6 +31,9 @@ type Store interface {
 	UserByEmail(ctx context.Context, email string) (*storage.User, error)
 	RolesAt(ctx context.Context, site tenant.ID, userID string) ([]string, error)
 	RecordAudit(ctx context.Context, e *storage.AuditEvent) error
+	// A person with a second factor is not signed in by a link and a
+	// password alone (signInAndGo).
+	storage.FactorStore
 }
 
 // Options configures New; every field but Now and FormLimit is required.
@@ -288,17 +293,16 @@ func (h *Handler) audit(r *http.Request, actor, action, target string) {
 }
 
 // signInAndGo starts a session for u and sends the browser to where a
-// person with roles at the site starts.
+// person with roles at the site starts. A person who has a second factor
+// is not signed in here: a link and a password are one factor, so they
+// go to the sign-in page, which asks for both and then continues to the
+// same place. A browser signed in as u already keeps its session.
 func (h *Handler) signInAndGo(w http.ResponseWriter, r *http.Request, u *storage.User, target string) {
 	site := siteOf(r)
-	_ = h.sessions.Destroy(w, r, site)
-	if _, err := h.sessions.Create(w, r, site, u.ID); err != nil {
-		h.fail(w, r, err)
-		return
-	}
+	ctx := r.Context()
 	if target == "" {
 		target = "/account/connections"
-		if roles, err := h.store.RolesAt(r.Context(), site.ID, u.ID); err == nil {
+		if roles, err := h.store.RolesAt(ctx, site.ID, u.ID); err == nil {
 			for _, role := range roles {
 				if storage.IsOperatorRole(role) {
 					target = "/admin"
@@ -307,5 +311,29 @@ func (h *Handler) signInAndGo(w http.ResponseWriter, r *http.Request, u *storage
 		}
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	sess, err := h.sessions.Get(r, site)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if sess != nil && sess.UserID == u.ID {
+		http.Redirect(w, r, target, http.StatusSeeOther)
+		return
+	}
+	totp, passkeys, err := mfa.HasFactor(ctx, h.store, site.ID, u.ID)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if totp || (passkeys > 0 && mfa.Available(site)) {
+		_ = h.sessions.Destroy(w, r, site)
+		http.Redirect(w, r, "/login?return_to="+url.QueryEscape(target), http.StatusSeeOther)
+		return
+	}
+	_ = h.sessions.Destroy(w, r, site)
+	if _, err := h.sessions.Create(w, r, site, u.ID); err != nil {
+		h.fail(w, r, err)
+		return
+	}
 	http.Redirect(w, r, target, http.StatusSeeOther)
 }

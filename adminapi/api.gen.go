@@ -336,7 +336,7 @@ func (e SubscriptionStatus) Valid() bool {
 
 // AccountSettings How people get accounts at the site, and who its mail comes from.
 //
-// Example: {"mailFromAddress":"","mailFromName":"","signUp":false}
+// Example: {"mailFromAddress":"","mailFromName":"","signUp":false,"staffSecondFactor":false}
 type AccountSettings struct {
 	// MailFromAddress Sender address of the site's mail; empty: the platform's (--mail-from).
 	MailFromAddress string `json:"mailFromAddress"`
@@ -346,6 +346,9 @@ type AccountSettings struct {
 
 	// SignUp People may create their own accounts (after verifying their address); off by default.
 	SignUp bool `json:"signUp"`
+
+	// StaffSecondFactor Owners, admins and lecturers must use a second factor (a passkey or an authenticator app) in the admin area and to authorize an application that asks for operator scopes; one without a factor is sent to set one up. Off by default.
+	StaffSecondFactor bool `json:"staffSecondFactor"`
 }
 
 // AccountSettingsUpdate defines model for AccountSettingsUpdate.
@@ -354,8 +357,9 @@ type AccountSettingsUpdate struct {
 	MailFromAddress *string `json:"mailFromAddress,omitempty"`
 
 	// MailFromName Empty to use the site's name.
-	MailFromName *string `json:"mailFromName,omitempty"`
-	SignUp       *bool   `json:"signUp,omitempty"`
+	MailFromName      *string `json:"mailFromName,omitempty"`
+	SignUp            *bool   `json:"signUp,omitempty"`
+	StaffSecondFactor *bool   `json:"staffSecondFactor,omitempty"`
 }
 
 // Appearance defines model for Appearance.
@@ -1260,7 +1264,7 @@ type SalesSummary struct {
 type School struct {
 	// Accounts How people get accounts at the site, and who its mail comes from.
 	//
-	// Example: {"mailFromAddress":"","mailFromName":"","signUp":false}
+	// Example: {"mailFromAddress":"","mailFromName":"","signUp":false,"staffSecondFactor":false}
 	Accounts        AccountSettings `json:"accounts"`
 	BetaFeatures    BetaFeatures    `json:"betaFeatures"`
 	Description     string          `json:"description"`

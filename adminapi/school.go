@@ -13,7 +13,7 @@ func toSchool(s *storage.Site) School {
 }
 
 func toAccountSettings(a storage.AccountSettings) AccountSettings {
-	return AccountSettings{SignUp: a.SignUp, MailFromName: a.MailFromName, MailFromAddress: a.MailFromAddress}
+	return AccountSettings{SignUp: a.SignUp, MailFromName: a.MailFromName, MailFromAddress: a.MailFromAddress, StaffSecondFactor: a.StaffMFA}
 }
 
 // GetSchool implements GET /school (school:read).
@@ -46,6 +46,7 @@ func (h *Handler) UpdateSchool(ctx context.Context, req UpdateSchoolRequestObjec
 	acct := s.Accounts()
 	if b.Accounts != nil {
 		set(&acct.SignUp, b.Accounts.SignUp)
+		set(&acct.StaffMFA, b.Accounts.StaffSecondFactor)
 		set(&acct.MailFromName, b.Accounts.MailFromName)
 		set(&acct.MailFromAddress, b.Accounts.MailFromAddress)
 		s.SetAccounts(acct)
@@ -71,7 +72,7 @@ func (h *Handler) UpdateSchool(ctx context.Context, req UpdateSchoolRequestObjec
 		details["mcp_connections"] = *b.BetaFeatures.McpConnections
 	}
 	if b.Accounts != nil {
-		details["accounts"] = map[string]any{"sign_up": acct.SignUp, "mail_from_name": acct.MailFromName, "mail_from_address": acct.MailFromAddress}
+		details["accounts"] = map[string]any{"sign_up": acct.SignUp, "staff_second_factor": acct.StaffMFA, "mail_from_name": acct.MailFromName, "mail_from_address": acct.MailFromAddress}
 	}
 	h.audit(ctx, "school.updated", "site", details)
 	return UpdateSchool200JSONResponse(toSchool(s)), nil

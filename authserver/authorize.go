@@ -249,6 +249,14 @@ func (s *Server) proceed(w http.ResponseWriter, r *http.Request, site *tenant.Si
 		s.refusal(w, r, site, client, ar, p)
 		return
 	}
+	if client.Audience == storage.AudienceOperator && staffNeedsFactor(site, p.Roles, sess) {
+		if ar.Prompt == "none" {
+			s.redirectError(w, r, site, ar.RedirectURI, ar.State, oauthError(codeInteractionRequired, "the site requires a second factor for operator access"))
+			return
+		}
+		s.requireFactor(w, r, site, ar, sess)
+		return
+	}
 	if ar.Prompt != "consent" && covers(remembered, granted) {
 		s.complete(w, r, site, ar, sess, p, granted)
 		return
@@ -295,7 +303,7 @@ func grantable(roles []string, audience string, requested []string) (granted, wi
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, site *tenant.Site, ar *authRequest, sess *session.Session, p *Profile, granted []string) {
 	code, err := s.issueCode(r.Context(), site.ID, &codeRecord{
 		ClientID: ar.ClientID, RedirectURI: ar.RedirectURI, Challenge: ar.Challenge, Resource: ar.Resource,
-		Scopes: granted, Nonce: ar.Nonce, UserID: sess.UserID, AuthTime: sess.AuthTime.Unix(), Profile: *p,
+		Scopes: granted, Nonce: ar.Nonce, UserID: sess.UserID, AuthTime: sess.AuthTime.Unix(), AMR: sess.AMR, Profile: *p,
 	})
 	if err != nil {
 		s.unavailablePage(w, r, site, err)

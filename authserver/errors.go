@@ -36,6 +36,7 @@ const (
 	codeInvalidClientMetadata
 	codeInvalidRedirectURI
 	codeTemporarilyUnavailable
+	codeInteractionRequired
 	numErrorCodes // not a code: the count
 )
 
@@ -63,6 +64,7 @@ var errorCodes = [numErrorCodes]struct {
 	codeInvalidClientMetadata:   {"invalid_client_metadata", http.StatusBadRequest},
 	codeInvalidRedirectURI:      {"invalid_redirect_uri", http.StatusBadRequest},
 	codeTemporarilyUnavailable:  {"temporarily_unavailable", http.StatusServiceUnavailable},
+	codeInteractionRequired:     {"interaction_required", http.StatusBadRequest},
 }
 
 // String is the code as the RFCs spell it.

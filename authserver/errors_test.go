@@ -49,6 +49,7 @@ func TestErrorCodeStatuses(t *testing.T) {
 		"access_denied":             http.StatusBadRequest,
 		"login_required":            http.StatusBadRequest,
 		"consent_required":          http.StatusBadRequest,
+		"interaction_required":      http.StatusBadRequest,
 	}
 	seen := map[string]bool{}
 	for c := errorCode(0); c < numErrorCodes; c++ {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lectern/lectern/authserver/password"
 	"github.com/lectern/lectern/i18n"
+	"github.com/lectern/lectern/mfa"
 	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
@@ -27,6 +28,10 @@ type loginData struct {
 	Error      string
 	// SignUp links the sign-up page (a site setting).
 	SignUp bool
+	// Passkeys offers "Sign in with a passkey" (a site on a domain).
+	Passkeys bool
+	// StepUp: the school asks staff to confirm with a second factor.
+	StepUp bool
 }
 
 // Login serves the sign-in page (GET) and checks credentials (POST). After
@@ -36,7 +41,7 @@ func (s *Server) Login(w http.ResponseWriter, r *http.Request) {
 	site := siteOf(r.Context())
 	switch r.Method {
 	case http.MethodGet:
-		d := loginData{Request: r.URL.Query().Get("auth_request"), ReturnTo: localPath(r.URL.Query().Get("return_to"))}
+		d := loginData{Request: r.URL.Query().Get("auth_request"), ReturnTo: localPath(r.URL.Query().Get("return_to")), StepUp: isStepUp(r)}
 		if d.Request != "" {
 			ar, err := s.pending(r.Context(), site.ID, d.Request)
 			if err != nil {
@@ -62,6 +67,7 @@ func (s *Server) Login(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, site *tenant.Site, status int, d loginData) {
 	d.SignUp = site.SignUp // the accounts package serves /signup and /password/forgot
+	d.Passkeys = mfa.Available(site)
 	s.ui.Render(w, r, status, "login", ui.Page{Title: "login.title", SiteName: site.Name, CSRF: session.CSRFToken(w, r, site, nil), Data: d})
 }
 
@@ -142,28 +148,16 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 		return
 	}
 	s.succeeded(ctx, a)
-	_ = s.sessions.Destroy(w, r, site) // a new session ID at every sign-in (no fixation)
-	sess, err := s.sessions.Create(w, r, site, u.ID)
+	totpOn, passkeys, err := mfa.HasFactor(ctx, s.store, site.ID, u.ID)
 	if err != nil {
 		s.unavailablePage(w, r, site, err)
 		return
 	}
-	s.audit(ctx, site.ID, u.ID, "login.succeeded", u.Email, r, nil)
-	s.rememberLanguage(w, r, u)
-	if ar == nil {
-		target := d.ReturnTo
-		if target == "" {
-			target = "/account/connections"
-		}
-		http.Redirect(w, r, target, http.StatusSeeOther)
+	if totpOn || (passkeys > 0 && mfa.Available(site)) {
+		s.askFactor(w, r, site, u, d, totpOn, passkeys)
 		return
 	}
-	client, err := s.client(ctx, site, ar.ClientID)
-	if err != nil {
-		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidClient, "The application is no longer registered.", "")
-		return
-	}
-	s.proceed(w, r, site, client, ar, sess, nil)
+	s.signedIn(w, r, site, u.ID, u.Email, d.Request, d.ReturnTo, []string{session.AMRPassword})
 }
 
 // refuseLogin shows the sign-in form again with why the attempt was not
@@ -246,10 +240,15 @@ func atoi(b []byte) int {
 }
 
 // rememberLanguage carries the language between the account and the
-// browser at sign-in: the account's choice wins (it follows the person to
-// a new browser); a choice made before signing in, on an account without
-// one, is kept on the account.
-func (s *Server) rememberLanguage(w http.ResponseWriter, r *http.Request, u *storage.User) {
+// browser once a sign-in is complete (every factor given): the account's
+// choice wins (it follows the person to a new browser); a choice made
+// before signing in, on an account without one, is kept on the account.
+func (s *Server) rememberLanguage(w http.ResponseWriter, r *http.Request, userID string) {
+	u, err := s.store.UserByID(r.Context(), userID)
+	if err != nil {
+		s.logger.WarnContext(r.Context(), "language of the account not read", "err", err)
+		return
+	}
 	if l := i18n.Normalize(u.Language); l != "" {
 		i18n.Remember(w, r, l)
 		return

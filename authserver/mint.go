@@ -31,6 +31,8 @@ type idTokenClaims struct {
 	IssuedAt int64  `json:"iat"`
 	Nonce    string `json:"nonce,omitempty"`
 	AuthTime int64  `json:"auth_time"`
+	// AMR are the methods the person signed in with (RFC 8176).
+	AMR []string `json:"amr,omitempty"`
 	UserClaims
 }
 

@@ -38,6 +38,7 @@ type codeRecord struct {
 	Nonce       string   `json:"nonce,omitempty"`
 	UserID      string   `json:"user_id"`
 	AuthTime    int64    `json:"auth_time"`
+	AMR         []string `json:"amr,omitempty"`
 	Profile     Profile  `json:"profile"`
 }
 

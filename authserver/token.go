@@ -216,7 +216,7 @@ func (o *opServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.Ac
 	if site.IDTokens && slices.Contains(rec.Scopes, scope.OpenID) {
 		idt = &idTokenClaims{
 			Issuer: site.Issuer(), Audience: client.ClientID, IssuedAt: now.Unix(), Expiry: now.Add(IDTokenLifetime).Unix(),
-			Nonce: rec.Nonce, AuthTime: rec.AuthTime, UserClaims: userClaims(site, &rec.Profile, rec.Scopes),
+			Nonce: rec.Nonce, AuthTime: rec.AuthTime, AMR: rec.AMR, UserClaims: userClaims(site, &rec.Profile, rec.Scopes),
 		}
 	}
 	resp, err := s.tokens(ctx, site, grantView{g.ID, g.ClientID, g.UserID, g.Resource, rec.AuthTime}, rec.Scopes, idt, now)

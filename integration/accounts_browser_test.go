@@ -14,10 +14,10 @@ import (
 // lands in the admin area, signed in; the owner sees the invitation gone
 // from the pending list.
 func TestAccountsInvitationBrowser(t *testing.T) {
-	webRequireChromium(t)
+	requireChromium(t)
 	ts, mp := accountServer(t, backend{name: "embedded"}, nil)
 	shots := webScreenshotDir(t)
-	browser := webStartBrowser(t)
+	browser := startChromium(t)
 	academy := ts.academy()
 	invitee := uniqueEmail("lecturer")
 

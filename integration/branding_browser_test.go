@@ -30,7 +30,7 @@ import (
 // LECTERN_DOCS_SCREENSHOTS to a directory, such as docs/, to write them
 // there too).
 func TestSignInThroughGermanPageInChromium(t *testing.T) {
-	webRequireChromium(t)
+	requireChromium(t)
 	ts := startServer(t, backend{name: "embedded"}, nil)
 	shots := webScreenshotDir(t)
 
@@ -45,7 +45,7 @@ func TestSignInThroughGermanPageInChromium(t *testing.T) {
 	}))
 	t.Cleanup(cb.Close)
 
-	browser := webStartBrowser(t)
+	browser := startChromium(t, chromedp.Flag("force-color-profile", "srgb"))
 
 	t.Run("German sign-in and consent", func(t *testing.T) {
 		tab := webNewTab(t, browser, shots)
@@ -151,46 +151,4 @@ func cssRGB(hex string) string {
 		return "invalid " + hex
 	}
 	return fmt.Sprintf("rgb(%d, %d, %d)", r, g, b)
-}
-
-// webRequireChromium skips the test without Chromium, or fails it when
-// LECTERN_REQUIRE_BROWSER says the browser tests must run.
-func webRequireChromium(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat(webChromium); err != nil {
-		if v := os.Getenv("LECTERN_REQUIRE_BROWSER"); v != "" && v != "0" && !strings.EqualFold(v, "false") {
-			t.Fatalf("LECTERN_REQUIRE_BROWSER is set but Chromium is not at %s: %v", webChromium, err)
-		}
-		t.Skipf("Chromium is not at %s (%v): skipping the browser tests; install the chromium package, or set LECTERN_REQUIRE_BROWSER=1 to make this a failure", webChromium, err)
-	}
-}
-
-// webStartBrowser starts headless Chromium (the brief's flags, a profile
-// and temporary files the test removes) and returns its context; it is
-// stopped when the test ends.
-func webStartBrowser(t *testing.T) context.Context {
-	t.Helper()
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(webChromium),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("password-store", "basic"),
-		chromedp.Flag("force-color-profile", "srgb"),
-		chromedp.UserDataDir(t.TempDir()),
-		// Its shared-memory files (disable-dev-shm-usage) go to a
-		// directory the test removes.
-		chromedp.Env("TMPDIR="+t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	t.Cleanup(cancelAlloc)
-	browser, cancelBrowser := chromedp.NewContext(alloc)
-	t.Cleanup(cancelBrowser)
-	if err := chromedp.Do(browser); err != nil {
-		t.Fatalf("starting Chromium: %v", err)
-	}
-	return browser
 }

@@ -33,7 +33,7 @@ const webChromium = "/usr/bin/chromium"
 // the pages (desktop and a 390×844 phone) are written for people to look
 // at.
 func TestWebBrowser(t *testing.T) {
-	webRequireChromium(t)
+	requireChromium(t)
 	ts := startServer(t, backend{name: "embedded"}, nil)
 	shots := webScreenshotDir(t)
 
@@ -50,7 +50,7 @@ func TestWebBrowser(t *testing.T) {
 	}))
 	t.Cleanup(cb.Close)
 
-	browser := webStartBrowser(t)
+	browser := startChromium(t, chromedp.Flag("force-color-profile", "srgb"))
 
 	academy := ts.academy()
 	var clientID, secret string

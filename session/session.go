@@ -34,6 +34,13 @@ type Session struct {
 	Touched  time.Time `json:"touched"`
 	// CSRF is the anti-forgery token of forms shown to this session.
 	CSRF string `json:"csrf"`
+	// AMR are the ways the person proved who they are (RFC 8176: pwd,
+	// otp, hwk, mfa); the id_token carries them.
+	AMR []string `json:"amr,omitempty"`
+	// UserAgent and IP are the browser's at sign-in, for the account
+	// page's list of sessions.
+	UserAgent string `json:"ua,omitempty"`
+	IP        string `json:"ip,omitempty"`
 
 	id string
 }
@@ -125,18 +132,27 @@ func indexKey(userID string) string {
 	return "{u" + base64.RawURLEncoding.EncodeToString(sum[:12]) + "}:sessions"
 }
 
-// Create starts a session for user and sets its cookie. The session is
-// recorded in the user's index first, so that no session exists that
-// EndAll cannot find.
+// Create starts a session for user, who signed in with a password, and
+// sets its cookie.
 func (ss *Store) Create(w http.ResponseWriter, r *http.Request, site *tenant.Site, userID string) (*Session, error) {
+	return ss.CreateWith(w, r, site, userID, []string{AMRPassword})
+}
+
+// CreateWith starts a session for user, who signed in by amr, and sets
+// its cookie. The session is recorded in the user's index first, so that
+// no session exists that EndAll cannot find; beyond MaxPerUser sessions
+// the oldest are ended.
+func (ss *Store) CreateWith(w http.ResponseWriter, r *http.Request, site *tenant.Site, userID string, amr []string) (*Session, error) {
 	now := ss.now()
-	s := &Session{SiteID: site.ID, UserID: userID, AuthTime: now, Created: now, Touched: now, CSRF: randomToken(), id: randomToken()}
+	s := &Session{SiteID: site.ID, UserID: userID, AuthTime: now, Created: now, Touched: now, CSRF: randomToken(), id: randomToken(),
+		AMR: amr, UserAgent: truncate(r.UserAgent(), 256), IP: tenant.ClientIP(r)}
 	if err := ss.cache.SetAdd(r.Context(), indexKey(userID), Absolute, sessionKey(site.ID, s.id)); err != nil {
 		return nil, err
 	}
 	if err := ss.save(r.Context(), s); err != nil {
 		return nil, err
 	}
+	ss.bound(r.Context(), userID)
 	http.SetCookie(w, &http.Cookie{
 		Name: cookieName(site, "lectern_session"), Value: s.id + "." + userID, Path: "/",
 		HttpOnly: true, Secure: site.Secure(), SameSite: http.SameSiteLaxMode,

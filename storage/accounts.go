@@ -175,6 +175,7 @@ const (
 	settingSignUp          = "signup_enabled"
 	settingMailFromName    = "mail_from_name"
 	settingMailFromAddress = "mail_from_address"
+	settingStaffMFA        = "staff_mfa"
 )
 
 // AccountSettings are a site's account options: whether people may sign
@@ -184,6 +185,9 @@ type AccountSettings struct {
 	SignUp          bool
 	MailFromName    string
 	MailFromAddress string
+	// StaffMFA: owners, admins and lecturers must use a second factor in
+	// the admin area and to authorize an operator client (off by default).
+	StaffMFA bool
 }
 
 // Accounts returns the site's account settings.
@@ -192,6 +196,7 @@ func (s *Site) Accounts() AccountSettings {
 	a.SignUp, _ = s.Settings[settingSignUp].(bool)
 	a.MailFromName, _ = s.Settings[settingMailFromName].(string)
 	a.MailFromAddress, _ = s.Settings[settingMailFromAddress].(string)
+	a.StaffMFA, _ = s.Settings[settingStaffMFA].(bool)
 	return a
 }
 
@@ -208,6 +213,7 @@ func (s *Site) SetAccounts(a AccountSettings) {
 		}
 	}
 	set(settingSignUp, a.SignUp, a.SignUp)
+	set(settingStaffMFA, a.StaffMFA, a.StaffMFA)
 	set(settingMailFromName, a.MailFromName, a.MailFromName != "")
 	set(settingMailFromAddress, a.MailFromAddress, a.MailFromAddress != "")
 }

@@ -37,6 +37,7 @@ func (s *Site) Tenant() *tenant.Site {
 		MCPConnections: s.MCPConnectionsBeta,
 		CIMDOpen:       s.CIMDOpen,
 		SignUp:         s.Accounts().SignUp,
+		StaffMFA:       s.Accounts().StaffMFA,
 		Description:    s.Description,
 		Locale:         s.Locale,
 		UpdatedAt:      s.UpdatedAt,

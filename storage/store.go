@@ -186,6 +186,7 @@ type Store interface {
 	OperatorStore
 	AdminStore
 	AccountStore
+	FactorStore
 	// Ping reports whether the backend answers.
 	Ping(ctx context.Context) error
 	Close() error

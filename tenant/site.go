@@ -44,7 +44,10 @@ type Site struct {
 	// CIMDOpen accepts Client ID Metadata Documents from any host.
 	CIMDOpen bool
 	// SignUp lets people create their own accounts at the sign-in page.
-	SignUp      bool
+	SignUp bool
+	// StaffMFA makes owners, admins and lecturers use a second factor in
+	// the admin area and to authorize operator clients.
+	StaffMFA    bool
 	Description string
 	Locale      string
 	UpdatedAt   time.Time

@@ -106,6 +106,9 @@ func (h *Handler) handleForm(pattern string, level access, maxBytes int64, multi
 				return
 			}
 		}
+		if h.staffFactor(w, r, rq) {
+			return
+		}
 		if level == developers && !rq.developersOn() {
 			h.notFound(w, r, rq)
 			return

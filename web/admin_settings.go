@@ -142,6 +142,7 @@ func (h *Handler) renderSettings(w http.ResponseWriter, r *http.Request, rq *req
 func (h *Handler) accountSettings(w http.ResponseWriter, r *http.Request, rq *request) {
 	a := storage.AccountSettings{
 		SignUp:          r.PostFormValue("signup") == "on",
+		StaffMFA:        r.PostFormValue("staff_mfa") == "on",
 		MailFromName:    strings.TrimSpace(r.PostFormValue("mail_from_name")),
 		MailFromAddress: strings.TrimSpace(r.PostFormValue("mail_from_address")),
 	}
@@ -164,7 +165,7 @@ func (h *Handler) accountSettings(w http.ResponseWriter, r *http.Request, rq *re
 		h.fail(w, r, rq, err)
 		return
 	}
-	h.audit(r, rq, "site.accounts_changed", "site", map[string]any{"sign_up": a.SignUp, "mail_from_name": a.MailFromName, "mail_from_address": a.MailFromAddress})
+	h.audit(r, rq, "site.accounts_changed", "site", map[string]any{"sign_up": a.SignUp, "staff_second_factor": a.StaffMFA, "mail_from_name": a.MailFromName, "mail_from_address": a.MailFromAddress})
 	_ = h.setFlash(r.Context(), rq, flash{Kind: "ok", Message: "Account settings saved."})
 	seeOther(w, r, "/admin/settings")
 }

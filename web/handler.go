@@ -36,6 +36,8 @@ type Store interface {
 	UserByEmail(ctx context.Context, email string) (*storage.User, error)
 	InvitationByID(ctx context.Context, site tenant.ID, id int64) (*storage.Invitation, error)
 	ListInvitations(ctx context.Context, site tenant.ID, p storage.Page) ([]storage.Invitation, int, error)
+	// The second factors of the account page (account_security.go).
+	storage.FactorStore
 }
 
 // Options configures New. Every field but Now is required.
@@ -147,6 +149,17 @@ func (h *Handler) routes() {
 	h.handle("POST /account/email", signedIn, h.emailChange)
 	h.handle("GET /account/connections/revoke", signedIn, h.connectionRevokeConfirm)
 	h.handle("POST /account/connections/revoke", signedIn, h.connectionRevoke)
+	h.handle("GET "+securityPath, signedIn, h.security)
+	h.handle("POST "+securityPath+"/totp", signedIn, h.totpStart)
+	h.handle("GET "+securityPath+"/totp/qr.png", signedIn, h.totpQR)
+	h.handle("POST "+securityPath+"/totp/confirm", signedIn, h.totpConfirm)
+	h.handle("POST "+securityPath+"/totp/disable", signedIn, h.totpDisable)
+	h.handle("POST "+securityPath+"/passkeys/begin", signedIn, h.passkeyBegin)
+	h.handle("POST "+securityPath+"/passkeys/finish", signedIn, h.passkeyFinish)
+	h.handle("POST "+securityPath+"/passkeys/{id}/rename", signedIn, h.passkeyRename)
+	h.handle("POST "+securityPath+"/passkeys/{id}/remove", signedIn, h.passkeyRemove)
+	h.handle("POST "+securityPath+"/sessions/end-all", signedIn, h.sessionEndAll)
+	h.handle("POST "+securityPath+"/sessions/{handle}/end", signedIn, h.sessionEnd)
 	h.handle("/account/", signedIn, h.notFound)
 
 	// Public: the picture claim points here (avatar.go).

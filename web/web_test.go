@@ -97,6 +97,16 @@ func TestEveryPageRenders(t *testing.T) {
 			[]string{`action="/admin/members/invitations/3/resend"`, `href="/admin/members/invitations/3/revoke"`, "new@x", "Enter an e-mail address.", `<option value="student" selected>`}},
 		"account_email": {emailData{chrome: chromeFor(rq, "account", "email"), Email: "owner@example.test", Verified: true, Error: "Your current password is wrong."},
 			[]string{`id="current-email">owner@example.test`, "verified", "Your current password is wrong.", `name="new_email"`}},
+		"account_security": {securityData{chrome: chromeFor(rq, "account", "security"), Required: true, Continue: "/admin", PasskeysAvailable: true,
+			Passkeys: []passkeyRow{{ID: 4, Name: "Work laptop", Created: ago}}, TOTP: true, RecoveryLeft: 9, SessionsMax: 50,
+			Sessions: []sessionRow{{Handle: "h1", Device: "Firefox on Linux", Place: "This network (10.1.2.0/24)", LastSeen: ago, Current: true, Factors: "password + passkey"}}},
+			[]string{`id="factor-required"`, `href="/admin" id="continue-link"`, `action="/account/security/passkeys/4/rename"`, "Work laptop",
+				`data-passkey="register"`, `id="recovery-left">9<`, `action="/account/security/sessions/h1/end"`, "This browser", "Firefox on Linux",
+				`id="end-all-form"`, `href="/account/security" aria-current="page"`}},
+		"account_totp": {totpEnrolData{chrome: chromeFor(rq, "account", "security"), Secret: "JBSWY3DPEHPK3PXP", Error: "That code is not right."},
+			[]string{`id="totp-secret">JBSWY3DPEHPK3PXP`, `src="/account/security/totp/qr.png"`, "That code is not right.", `action="/account/security/totp/confirm"`}},
+		"account_recovery": {recoveryData{chrome: chromeFor(rq, "account", "security"), Codes: []string{"abcde-fghij"}},
+			[]string{"<code>abcde-fghij</code>", "shown only this once"}},
 	}
 	names, err := fs.Glob(mustPageFS(t), "templates/*.html")
 	if err != nil {
@@ -301,5 +311,28 @@ func TestMemFS(t *testing.T) {
 	}
 	if _, err := fs.Glob(m, "["); err == nil {
 		t.Fatal("a bad pattern was accepted")
+	}
+}
+
+func TestDeviceAndPlaceForPeople(t *testing.T) {
+	for ua, want := range map[string]string{
+		"Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0":                                                                  "Firefox on Linux",
+		"Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Mobile/15E148 Safari/604.1": "Safari on iPhone",
+		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36 Edg/131.0":                   "Edge on Windows",
+		"": "Unknown device",
+	} {
+		if got := deviceOf("en", ua); got != want {
+			t.Errorf("deviceOf(%q) = %q; want %q", ua, got, want)
+		}
+	}
+	for _, c := range []struct{ ip, here, want string }{
+		{"203.0.113.7", "203.0.113.99", "This network (203.0.113.0/24)"},
+		{"203.0.113.7", "198.51.100.1", "Network 203.0.113.0/24"},
+		{"2001:db8:1:2::5", "", "Network 2001:db8:1::/48"},
+		{"", "203.0.113.7", "Unknown network"},
+	} {
+		if got := placeOf("en", c.ip, c.here); got != c.want {
+			t.Errorf("placeOf(%q, %q) = %q; want %q", c.ip, c.here, got, c.want)
+		}
 	}
 }

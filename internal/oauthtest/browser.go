@@ -105,6 +105,9 @@ type Options struct {
 	Decision string
 	// FollowRefusal follows the refusal page's "Return to" link.
 	FollowRefusal bool
+	// Code answers the second-factor step (a TOTP or recovery code); nil
+	// stops there.
+	Code func() string
 }
 
 // Authorize opens authURL and plays the person: it signs in when the login
@@ -154,6 +157,22 @@ func (b *Browser) Authorize(authURL string, o Options) (*Outcome, error) {
 				if hasForm(page.Body, "login-form") {
 					return &Outcome{Page: page}, nil // sign-in refused
 				}
+			}
+		case hasForm(page.Body, "factor-form"):
+			f, err := ParseForm(page.Body, "factor-form")
+			if err != nil {
+				return nil, err
+			}
+			if o.Code == nil {
+				return &Outcome{Page: page}, nil
+			}
+			f.Values.Set("code", o.Code())
+			page, err = b.submit(page, f, "")
+			if err != nil {
+				return nil, err
+			}
+			if page.Status != http.StatusSeeOther && page.Status != http.StatusFound {
+				return &Outcome{Page: page}, nil // code refused
 			}
 		case hasForm(page.Body, "consent-form"):
 			var f *Form

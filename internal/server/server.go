@@ -137,6 +137,10 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	h := func(f http.HandlerFunc) echo.HandlerFunc { return echo.WrapHandler(f) }
 	e.GET(vocab.AuthorizePath, h(auth.Authorize))
 	e.Match([]string{http.MethodGet, http.MethodPost}, "/login", h(auth.Login))
+	e.Match([]string{http.MethodGet, http.MethodPost}, "/login/factor", h(auth.Factor))
+	e.Match([]string{http.MethodGet, http.MethodPost}, "/login/passkey/begin", h(auth.PasskeyBegin))
+	e.Match([]string{http.MethodGet, http.MethodPost}, "/login/passkey/finish", h(auth.PasskeyFinish))
+	e.GET("/login/continue", h(auth.Continue))
 	e.Match([]string{http.MethodGet, http.MethodPost}, "/consent", h(auth.Consent))
 	e.Match([]string{http.MethodGet, http.MethodPost}, "/logout", h(auth.Logout))
 	e.POST(vocab.TokenPath, h(auth.Token))

@@ -15,5 +15,6 @@ func storedModels() []any {
 		&storage.Order{}, &storage.OrderItem{},
 		&storage.Coupon{}, &storage.Post{}, &storage.SitePage{}, &storage.Comment{}, &storage.Form{}, &storage.FormSubmission{},
 		&storage.File{}, &storage.Appearance{}, &storage.Subscription{},
-		&storage.Invitation{}, &storage.AccountToken{}, &storage.OutboxMessage{}}
+		&storage.Invitation{}, &storage.AccountToken{}, &storage.OutboxMessage{},
+		&storage.Passkey{}, &storage.TOTP{}, &storage.RecoveryCode{}}
 }

@@ -97,6 +97,8 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) storage.Store) {
 		{"Invitations", testInvitations},
 		{"AccountTokens", testAccountTokens},
 		{"OutboxClaims", testOutboxClaims},
+		{"Passkeys", testPasskeys},
+		{"TOTP", testTOTP},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
