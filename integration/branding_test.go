@@ -91,7 +91,7 @@ func TestBrandingPerSite(t *testing.T) {
 		if _, _, page := ts.get(t, open, "/login"); strings.Contains(string(page), m[1]) {
 			t.Error("the open school shows the academy's logo")
 		}
-		a1, css1, _ = brandOf(t, ts, academy)
+		a1, _, _ = brandOf(t, ts, academy)
 
 		// Light grey on white: text on the background fails.
 		p := admProblem(t, admDo(t, ts, http.MethodPut, academy, "/appearance", tok, map[string]any{
