@@ -5,7 +5,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Node.js 20 or later and npx).
 REDOCLY     ?= @redocly/cli@2.77.0
 
-.PHONY: run test test-short bench bench-scale bench-scale-short lint lint-openapi build clean
+.PHONY: run test test-short bench bench-scale bench-scale-short faults faults-short lint lint-openapi build clean
 
 ## run: serve the embedded default (SQLite + in-memory cache under ./data, demo seed)
 run:
@@ -35,6 +35,15 @@ bench-scale:
 ## bench-scale-short: the CI subset of bench-scale (10 and 200 sites, a few seconds)
 bench-scale-short:
 	BENCH_SCALE_SHORT=1 scripts/bench-scale.sh
+
+## faults: every fault scenario against its own PostgreSQL, Redis and lectern serve (docs/RELIABILITY.md);
+## needs /usr/lib/postgresql/15/bin, redis-server, redis-sentinel, nginx; ports 33000-33999
+faults: build
+	$(GO) run ./cmd/lectern-faults --bin bin/lectern --out faults-report.md
+
+## faults-short: the CI subset of faults (Redis SIGKILL, PostgreSQL restart, code race, rolling restart behind nginx)
+faults-short: build
+	$(GO) run ./cmd/lectern-faults --bin bin/lectern --short
 
 ## lint: gofmt, go vet, staticcheck, and the OpenAPI document (lint-openapi)
 lint: lint-openapi

@@ -3,11 +3,13 @@ package authserver
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/lectern/lectern/authserver/bearer"
 	"github.com/lectern/lectern/storage"
 )
 
@@ -15,7 +17,9 @@ import (
 // jti); a refresh token revokes its whole grant, and with it every access
 // token of the grant. Unknown, expired or already revoked tokens answer 200
 // with an empty body too (RFC 7009 §2.2): a revocation request reveals
-// nothing. A token of another client is refused (§2.1).
+// nothing. A token of another client is refused (§2.1). When the token
+// cannot be checked or the revocation not written, the answer is 503
+// (§2.2.1), never a 200 that did not revoke.
 func (o *opServer) Revocation(ctx context.Context, r *op.ClientRequest[oidc.RevocationRequest]) (*op.Response, error) {
 	s, site, client := o.s, siteOf(ctx), r.Client.(*Client)
 	tok := r.Data.Token
@@ -25,7 +29,13 @@ func (o *opServer) Revocation(ctx context.Context, r *op.ClientRequest[oidc.Revo
 	now := s.now()
 	if strings.Count(tok, ".") == 2 { // a JWT: an access token of ours, perhaps
 		claims, err := s.verifier.Verify(ctx, site, tok)
-		if err != nil {
+		var berr *bearer.Error
+		switch {
+		case errors.As(err, &berr) && berr.Status == http.StatusServiceUnavailable:
+			// The token could not be checked (keys or revocation state
+			// unreadable): a 200 would tell the client it is revoked.
+			return nil, errUnavailable(unavailableText)
+		case err != nil:
 			return op.NewResponse(nil), nil // not ours, expired or already revoked
 		}
 		if claims.ClientID != client.ClientID {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/internal/demo"
+	"github.com/lectern/lectern/internal/server"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/storage/sqlstore/sqltest"
 	"github.com/lectern/lectern/storage/storagetest"
@@ -151,4 +152,56 @@ func grepLines(s, substr string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// Issue 15B: a revocation that cannot even check the token (a replica
+// that has not loaded the site's keys yet, with PostgreSQL and Redis
+// unreachable) answered 200 without revoking anything, so the client
+// believed revoked a token that stayed valid after recovery. It must answer
+// 503, and the retry after recovery revokes.
+func TestRevocationUnavailableIsNotSuccess(t *testing.T) {
+	dbURL, redisURL := sqltest.PostgresSchemaURL(t), storagetest.RedisURL(t)
+	prefix := "lectern-test-" + randomHex(6) + ":"
+	samePrefix := func(c *server.Config) { c.RedisPrefix = prefix }
+	first := startServer(t, backend{name: "postgres+redis", databaseURL: dbURL, redisURL: redisURL}, &serverOptions{configure: samePrefix})
+	pg := newFaultProxy(t, "127.0.0.1:5432")
+	pu, _ := url.Parse(dbURL)
+	pu.Host = pg.addr()
+	rd := newFaultProxy(t, "127.0.0.1:6379")
+	ru, _ := url.Parse(redisURL)
+	ru.Host = rd.addr()
+	second := startServer(t, backend{name: "postgres+redis-via-proxies", databaseURL: pu.String(), redisURL: ru.String()},
+		&serverOptions{configure: samePrefix, originPort: first.port})
+	origin := first.academy()
+	tok := first.studentToken(t, origin)
+	revoke := url.Values{"token": {tok.AccessToken}, "client_id": {demo.MemberClientID}}
+	var prm discovery.ProtectedResourceMetadata
+	second.getJSON(t, origin, vocab.ProtectedResourcePath, 200, &prm) // the site resolved, its keys not loaded
+	// The client known to the second replica (revoking an unknown token
+	// answers 200).
+	if code, _, body := second.postForm(t, origin+vocab.RevocationPath, url.Values{"token": {"unknown"}, "client_id": {demo.MemberClientID}}); code != 200 {
+		t.Fatalf("revoking an unknown token: %d %v", code, body)
+	}
+
+	pg.cut()
+	rd.cut()
+	if code, _, body := second.postForm(t, origin+vocab.RevocationPath, revoke); code != 503 || body["error"] != "temporarily_unavailable" {
+		t.Fatalf("revocation with PostgreSQL and Redis unreachable: %d %v; want 503 temporarily_unavailable", code, body)
+	}
+	if code, _, _ := first.bearerGet(t, origin+vocab.UserInfoPath, tok.AccessToken); code != 200 {
+		t.Fatalf("the token after a revocation answered 503: userinfo %d; want 200 (not revoked)", code)
+	}
+	pg.restore()
+	rd.restore()
+	eventually(t, 10*time.Second, func() error {
+		if code, _, body := second.postForm(t, origin+vocab.RevocationPath, revoke); code != 200 {
+			return fmt.Errorf("revocation after recovery: %d %v", code, body)
+		}
+		return nil
+	})
+	for _, ts := range []*testServer{first, second} {
+		if code, _, _ := ts.bearerGet(t, origin+vocab.UserInfoPath, tok.AccessToken); code != 401 {
+			t.Fatalf("token revoked by the retry: userinfo %d; want 401", code)
+		}
+	}
 }

@@ -193,6 +193,17 @@ func TestSIGTERMDrainsReadinessFirst(t *testing.T) {
 	if code, body := get(site, vocab.ProtectedResourcePath); code != 200 {
 		t.Fatalf("a normal request during the shutdown delay: %d %s; want 200", code, body)
 	}
+	// Keep-alive connections end after each answer during the delay, so
+	// none is left idle (and closed under a client) when the listener
+	// closes.
+	if resp, err := client.Get("http://" + site + vocab.ProtectedResourcePath); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+		if !resp.Close {
+			t.Fatal("an answer during the shutdown delay keeps its connection open (no Connection: close)")
+		}
+	}
 	if d := time.Since(start); d > 2500*time.Millisecond {
 		t.Fatalf("the checks took %v of the 3 s delay; the machine is too slow for this test", d)
 	}

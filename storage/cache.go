@@ -65,15 +65,18 @@ type Cache interface {
 	HashGet(ctx context.Context, key string, fields ...string) ([][]byte, error)
 	// HashReplace replaces the hash at key, in one atomic step, by fields
 	// and HashVersionField = version, expiring after ttl, unless the hash
-	// already holds a version of at least version: then it leaves the hash
-	// alone and reports false. Eviction and failover lose such a hash
-	// whole or lose its latest writes together with their versions, never
-	// one field alone.
+	// already holds a version of at least version, or fields HashAdd added
+	// with a version above version (HashAddedField): then it leaves the
+	// hash alone and reports false. So a replacement read before a later
+	// version was committed never drops that version's fields. Eviction
+	// and failover lose such a hash whole or lose its latest writes
+	// together with their versions, never one field alone.
 	HashReplace(ctx context.Context, key string, version int64, fields map[string][]byte, ttl time.Duration) (bool, error)
 	// HashAdd adds fields to the hash at key if it exists (an absent hash
 	// stays absent; its expiry is kept) and, when version > 0 and the
 	// hash's version is version-1, advances it to version: in one atomic
-	// step, so the version never claims a field that is not there.
+	// step, so the version never claims a field that is not there. It
+	// raises HashAddedField to version when that is higher.
 	HashAdd(ctx context.Context, key string, version int64, fields map[string][]byte) error
 	// Ping reports whether the cache answers.
 	Ping(ctx context.Context) error
@@ -90,6 +93,11 @@ type Limit struct {
 // HashVersionField is the field of a hash that holds its version (see
 // Cache.HashReplace).
 const HashVersionField = "v"
+
+// HashAddedField is the field of a hash that holds the highest version
+// HashAdd added fields of: a replacement at a lower version would drop
+// them, and is refused (see Cache.HashReplace).
+const HashAddedField = "m"
 
 // CacheKey builds a cache key for data owned by a site. The braces are a
 // Redis Cluster hash tag: every key of one site lands in one slot.

@@ -17,6 +17,8 @@
 //	                     single servers 27311-27312
 //	internal/redistest   cluster 27041-27046 (bus 27051-27056)
 //	scripts/bench-redis-outage.sh  lectern 27380, redis-server 27381
+//	cmd/lectern-faults   (make faults) 33000-33999: free ports found at run time
+//	                     (NewServer, NewSentinel, NewCluster)
 //
 // redistest drives the servers through redis-cli and imports nothing of
 // ours but storage/storagetest (for the "services required" switch); in

@@ -254,13 +254,23 @@ func stopAll(nodes []*Node) {
 func StartServer(tb testing.TB, port int, extra ...string) *Node {
 	tb.Helper()
 	need(tb)
-	dir := tb.TempDir()
-	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--protected-mode", "no",
-		"--save", "", "--appendonly", "no", "--dir", dir}, extra...)
-	n := newNode(port, serverBin, dir, args...)
-	if err := n.Start(); err != nil {
+	n, err := NewServer(port, tb.TempDir(), extra...)
+	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = n.Kill() })
 	return n
+}
+
+// NewServer is StartServer for a program (the fault driver): one
+// redis-server on port keeping its files in dir, with extra configuration.
+// The caller stops it (Kill or Stop). Check Available first.
+func NewServer(port int, dir string, extra ...string) (*Node, error) {
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--protected-mode", "no",
+		"--save", "", "--appendonly", "no", "--dir", dir}, extra...)
+	n := newNode(port, serverBin, dir, args...)
+	if err := n.Start(); err != nil {
+		return nil, err
+	}
+	return n, nil
 }

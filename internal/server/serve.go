@@ -41,7 +41,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.app.Logger.Warn("change broadcasts not subscribed yet; serving anyway")
 	}
 	hs := &http.Server{
-		Handler:           s.handler,
+		Handler:           s.closeWhileDraining(s.handler),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -93,6 +93,21 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.app.Logger.Info("stopped")
 	return nil
+}
+
+// closeWhileDraining ends every keep-alive connection after its answer
+// once the shutdown delay began (Connection: close): clients and proxies
+// open a new connection for their next request, which reaches another
+// replica once this one's listener closes. Without it, a connection left
+// idle at that moment is closed under a client that may be sending on it,
+// and a POST sent there is lost without an answer.
+func (s *Server) closeWhileDraining(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.draining.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // housekeeping runs periodic clean-up until ctx ends: abandoned dynamic

@@ -52,7 +52,10 @@ func (m *Memory) HashReplace(ctx context.Context, key string, version int64, fie
 		if e.hash == nil {
 			return false, errWrongType(key)
 		}
-		if cur, ok := hashVersion(e.hash); ok && cur >= version {
+		if cur, ok := hashVersion(e.hash, storage.HashVersionField); ok && cur >= version {
+			return false, nil
+		}
+		if added, ok := hashVersion(e.hash, storage.HashAddedField); ok && added > version {
 			return false, nil
 		}
 	}
@@ -83,16 +86,19 @@ func (m *Memory) HashAdd(ctx context.Context, key string, version int64, fields 
 	for f, v := range fields {
 		h[f] = clone(v)
 	}
-	if cur, ok := hashVersion(h); ok && version > 0 && cur == version-1 {
+	if cur, ok := hashVersion(h, storage.HashVersionField); ok && version > 0 && cur == version-1 {
 		h[storage.HashVersionField] = strconv.AppendInt(nil, version, 10)
+	}
+	if added, ok := hashVersion(h, storage.HashAddedField); version > 0 && (!ok || added < version) {
+		h[storage.HashAddedField] = strconv.AppendInt(nil, version, 10)
 	}
 	e.hash = h
 	m.entries[key] = e
 	return nil
 }
 
-func hashVersion(h map[string][]byte) (int64, bool) {
-	v, ok := h[storage.HashVersionField]
+func hashVersion(h map[string][]byte, field string) (int64, bool) {
+	v, ok := h[field]
 	if !ok {
 		return 0, false
 	}

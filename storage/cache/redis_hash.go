@@ -12,7 +12,10 @@ import (
 	"github.com/lectern/lectern/storage"
 )
 
-// hashReplaceScript replaces a versioned hash in one atomic step (a script
+// hashReplaceScript replaces a versioned hash in one atomic step, unless
+// the hash is at the version or later, or holds fields added at a later
+// version ('m': a refill read before they were committed must not drop
+// them) (a script
 // is replicated and persisted as one unit, so a replica or an AOF holds the
 // old hash or the new one, never a mix). ARGV: version, ttl in ms, then
 // field/value pairs, written in chunks: Lua's unpack takes at most a few
@@ -20,6 +23,10 @@ import (
 const hashReplaceScript = `
 local cur = redis.call('HGET', KEYS[1], 'v')
 if cur and tonumber(cur) >= tonumber(ARGV[1]) then
+  return 0
+end
+local added = redis.call('HGET', KEYS[1], 'm')
+if added and tonumber(added) > tonumber(ARGV[1]) then
   return 0
 end
 redis.call('DEL', KEYS[1])
@@ -34,8 +41,9 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `
 
-// hashAddScript adds fields to an existing versioned hash and advances its
-// version when it follows the hash's: ARGV: version (0: leave it), then
+// hashAddScript adds fields to an existing versioned hash, advances its
+// version when it follows the hash's, and raises the highest version added
+// ('m', storage.HashAddedField): ARGV: version (0: leave both), then
 // field/value pairs.
 const hashAddScript = `
 if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -51,6 +59,10 @@ local v = tonumber(ARGV[1])
 local cur = tonumber(redis.call('HGET', KEYS[1], 'v'))
 if v > 0 and cur and cur == v - 1 then
   redis.call('HSET', KEYS[1], 'v', ARGV[1])
+end
+local added = tonumber(redis.call('HGET', KEYS[1], 'm'))
+if v > 0 and (not added or added < v) then
+  redis.call('HSET', KEYS[1], 'm', ARGV[1])
 end
 return 1
 `
@@ -88,8 +100,8 @@ func (r *Redis) HashReplace(ctx context.Context, key string, version int64, fiel
 	if err := checkTTL(ttl); err != nil {
 		return false, err
 	}
-	if _, ok := fields[storage.HashVersionField]; ok {
-		return false, errors.New("cache: HashReplace: fields must not hold the version field")
+	if reservedHashField(fields) {
+		return false, errors.New("cache: HashReplace: fields must not hold the version fields")
 	}
 	args := make([]any, 0, 2+2*len(fields))
 	args = append(args, version, ceilMillis(ttl).Milliseconds())
@@ -113,8 +125,8 @@ func (r *Redis) HashAdd(ctx context.Context, key string, version int64, fields m
 	if len(fields) == 0 {
 		return nil
 	}
-	if _, ok := fields[storage.HashVersionField]; ok {
-		return errors.New("cache: HashAdd: fields must not hold the version field")
+	if reservedHashField(fields) {
+		return errors.New("cache: HashAdd: fields must not hold the version fields")
 	}
 	args := make([]any, 0, 1+2*len(fields))
 	args = append(args, strconv.FormatInt(max(version, 0), 10))
@@ -124,4 +136,12 @@ func (r *Redis) HashAdd(ctx context.Context, key string, version int64, fields m
 	return mapErr("hash add", r.guard(ctx, r.opTimeout, func(ctx context.Context) error {
 		return r.hadd.Run(ctx, r.rdb, []string{r.key(key)}, args...).Err()
 	}))
+}
+
+// reservedHashField reports whether fields name a field the hash scripts
+// keep themselves.
+func reservedHashField(fields map[string][]byte) bool {
+	_, v := fields[storage.HashVersionField]
+	_, m := fields[storage.HashAddedField]
+	return v || m
 }

@@ -80,6 +80,15 @@ func testCacheHash(t *testing.T, c storage.Cache) {
 		}
 	}
 	hashWant(t, c, "after refused replacements", k, fields, "6", "A0", "B8", "C")
+	// Newer than the hash's version but older than a field added past the
+	// gap (version 8): a refill that read the database before version 8
+	// was committed must not drop that field, or a revocation already
+	// acknowledged would be forgotten while the replicas believe version 7.
+	hashWant(t, c, "the highest version added", k, []string{storage.HashAddedField}, "8")
+	if ok, err := c.HashReplace(ctx, k, 7, map[string][]byte{"a": []byte("stale")}, time.Minute); err != nil || ok {
+		t.Fatalf("HashReplace with version 7 over fields added at version 8 = %v, %v; want false", ok, err)
+	}
+	hashWant(t, c, "after a replacement older than an added field", k, fields, "6", "A0", "B8", "C")
 
 	// A newer one replaces everything: fields it does not name are gone.
 	if ok, err := c.HashReplace(ctx, k, 9, map[string][]byte{"b": []byte("B9")}, time.Minute); err != nil || !ok {
