@@ -103,13 +103,18 @@ var doors = []string{"authserver/bearer", "authserver/scope", "authserver/client
 // leaves import nothing of ours but what is listed (nil: nothing at all;
 // tenant and vocab are standard library only, checked below).
 var leaves = map[string][]string{
-	"tenant":  nil,
-	"vocab":   nil,
-	"ui":      nil,
+	"tenant": nil,
+	"vocab":  nil,
+	// The one look: the request's site (its name and default language)
+	// and the message catalogs.
+	"ui":      {"tenant", "i18n"},
 	"session": {"tenant", "storage"},
 	// The mail templates, transports and outbox sender: the outbox
-	// records and nothing of the handlers.
-	"mail": {"tenant", "storage"},
+	// records, the message catalogs and nothing of the handlers.
+	"mail": {"tenant", "storage", "i18n"},
+	// The message catalogs and the choice of language: third-party
+	// libraries (go-i18n, x/text) and nothing of ours.
+	"i18n": nil,
 	// The second factors (TOTP, recovery codes, passkeys) that the
 	// sign-in pages check and the account pages enrol.
 	"mfa": {"tenant", "storage"},
@@ -190,7 +195,10 @@ func TestDependencyRulesCatchMistakes(t *testing.T) {
 		{"mcp", "authserver/keys", true},
 		{"adminapi/s3files", "memberapi", true},
 		{"discovery", "mcp", true},
-		{"ui", "tenant", true},
+		{"ui", "storage", true},
+		{"ui", "i18n", false},
+		{"i18n", "tenant", true},
+		{"mail", "i18n", false},
 		{"session", "authserver", true},
 		{"vocab", "tenant", true},
 		{"tenant", "storage", true},

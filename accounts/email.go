@@ -21,7 +21,7 @@ func (h *Handler) emailConfirm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.render(w, r, http.StatusOK, "accounts_confirm", "Confirm your new e-mail address", confirmData{
-		Message: "Use " + t.Email + " as the e-mail address of your account?", Action: "/email/confirm", Token: tok, Button: "Confirm " + t.Email})
+		Message: h.t(r, "accounts.email.use", "Email", t.Email), Action: "/email/confirm", Token: tok, Button: h.t(r, "accounts.email.confirm", "Email", t.Email)})
 }
 
 // emailConfirmPost serves POST /email/confirm: the address changes.
@@ -41,7 +41,7 @@ func (h *Handler) emailConfirmPost(w http.ResponseWriter, r *http.Request) {
 	}
 	h.audit(r, u.ID, "account.email_changed", "user:"+u.ID)
 	h.message(w, r, http.StatusOK, "E-mail address changed", msg{
-		Message: "The e-mail address of your account is now " + u.Email + ".",
+		Message: h.t(r, "accounts.email.changed", "Email", u.Email),
 		Details: []string{"Use it to sign in from now on."},
 		Links:   []pageLink{{Label: "Your account", URL: "/account/email", Primary: true}}})
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lectern/lectern/i18n"
 	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/mfa"
 	"github.com/lectern/lectern/session"
@@ -49,6 +50,9 @@ type Options struct {
 	// FormLimit bounds how often one client IP may send each form
 	// (default 20 an hour), platform-wide.
 	FormLimit storage.Limit
+	// Brand dresses the pages in the site's appearance. Nil: the shared
+	// look.
+	Brand ui.BrandSource
 }
 
 // Handler serves the account pages.
@@ -80,6 +84,9 @@ func New(o Options) (*Handler, error) {
 	r, err := ui.NewRenderer(o.Logger, templateFS)
 	if err != nil {
 		return nil, err
+	}
+	if o.Brand != nil {
+		r.WithBrand(o.Brand)
 	}
 	h := &Handler{store: o.Store, cache: o.Cache, platform: o.Platform, sessions: o.Sessions, revoker: o.Revoker,
 		logger: o.Logger, now: o.Now, limit: o.FormLimit, ui: r, mux: http.NewServeMux(), work: make(chan struct{}, 8)}
@@ -171,6 +178,13 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, pag
 	h.ui.Render(w, r, status, page, ui.Page{Title: title, SiteName: site.Name, CSRF: session.CSRFToken(w, r, site, nil), Data: data})
 }
 
+// t is message id in the language of r's page (package i18n), for text
+// with names in it; fixed sentences are translated when the page is
+// rendered (i18n.Text).
+func (h *Handler) t(r *http.Request, id string, args ...any) string {
+	return i18n.T(i18n.Resolve(r, siteOf(r).Locale), id, args...)
+}
+
 func (h *Handler) message(w http.ResponseWriter, r *http.Request, status int, title string, m msg) {
 	h.render(w, r, status, "accounts_message", title, m)
 }
@@ -182,7 +196,7 @@ func (h *Handler) linkProblem(w http.ResponseWriter, r *http.Request, err error,
 	switch {
 	case errors.Is(err, platform.ErrLinkInvalid):
 		h.message(w, r, http.StatusBadRequest, "Link not valid", msg{Alert: true,
-			Message: "This link is not valid at " + siteOf(r).Name + ".",
+			Message: h.t(r, "accounts.link_invalid", "Site", siteOf(r).Name),
 			Details: []string{"Check that you opened the whole link from the message, on the site it was sent from."},
 			Links:   []pageLink{again}})
 	case errors.Is(err, platform.ErrLinkExpired):

@@ -10,16 +10,15 @@ import (
 )
 
 type invitationData struct {
-	Token, Email, RoleWords, InvitedBy string
+	Token, Email, InvitedBy string
+	// Role is the role the invitation gives (owner, admin, lecturer,
+	// student); the page words it in its language.
+	Role string
 	// Action is create (no account has the address), signin (one has) or
 	// accept (its owner is signed in).
 	Action string
 	Name   string
 	Error  string
-}
-
-var roleWords = map[string]string{
-	storage.RoleOwner: "an owner", storage.RoleAdmin: "an admin", storage.RoleLecturer: "a lecturer", storage.RoleStudent: "a student",
 }
 
 var inviteAgain = pageLink{Label: "Go to sign-in", URL: "/login"}
@@ -46,7 +45,7 @@ func (h *Handler) invitationState(r *http.Request, tok string) (*invitationData,
 	if err != nil {
 		return nil, nil, err
 	}
-	d := &invitationData{Token: tok, Email: inv.Email, RoleWords: roleWords[inv.Role], Action: "create"}
+	d := &invitationData{Token: tok, Email: inv.Email, Role: inv.Role, Action: "create"}
 	if by, err := h.store.UserByID(r.Context(), inv.InvitedBy); err == nil {
 		d.InvitedBy = by.Name
 	}

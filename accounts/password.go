@@ -52,7 +52,7 @@ func (h *Handler) forgotPost(w http.ResponseWriter, r *http.Request) {
 		return h.platform.RequestPasswordReset(ctx, stored, email, now)
 	})
 	h.message(w, r, http.StatusOK, "Check your e-mail", msg{
-		Message: "If an account exists for " + email + ", we sent it a link to choose a new password.",
+		Message: h.t(r, "accounts.forgot.sent", "Email", email),
 		Details: []string{"The link works once, for 30 minutes. No message after a few minutes? Check your spam folder, or try again."},
 		Links:   []pageLink{{Label: "Back to sign-in", URL: "/login"}},
 	})

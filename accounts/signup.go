@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lectern/lectern/i18n"
 	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
@@ -46,7 +47,7 @@ func validRequest(s string) string {
 
 func (h *Handler) signUpClosed(w http.ResponseWriter, r *http.Request) {
 	h.message(w, r, http.StatusNotFound, "Sign-up is not open", msg{Alert: true,
-		Message: siteOf(r).Name + " does not take sign-ups. Its operators invite people by e-mail.",
+		Message: h.t(r, "accounts.signup.closed", "Site", siteOf(r).Name),
 		Links:   []pageLink{{Label: "Sign in", URL: "/login"}}})
 }
 
@@ -106,11 +107,12 @@ func (h *Handler) signUpPost(w http.ResponseWriter, r *http.Request) {
 	sum := sha256.Sum256([]byte(browser))
 	http.SetCookie(w, &http.Cookie{Name: browserCookie(site), Value: browser, Path: "/", MaxAge: int(platform.SignUpLifetime.Seconds()),
 		HttpOnly: true, Secure: site.Secure(), SameSite: http.SameSiteLaxMode})
-	f := platform.SignUpForm{Name: name, Email: email, PasswordHash: hash, AuthRequest: d.Request, BrowserHash: sum[:]}
+	f := platform.SignUpForm{Name: name, Email: email, PasswordHash: hash, AuthRequest: d.Request, BrowserHash: sum[:],
+		Lang: i18n.Resolve(r, site.Locale)}
 	now := h.now()
 	h.later(r, "sign-up", func(ctx context.Context) error { return h.platform.RequestSignUp(ctx, stored, f, now) })
 	m := msg{
-		Message: "We sent a message to " + email + ". Open the link in it to finish creating your account.",
+		Message: h.t(r, "accounts.signup.sent", "Email", email),
 		Details: []string{"The link works once, for 24 hours. If you already have an account with this address, the message says so instead."},
 	}
 	if d.Request != "" {

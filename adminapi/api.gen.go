@@ -55,6 +55,42 @@ func (e ClientType) Valid() bool {
 	}
 }
 
+// Defines values for ContrastFailureBackground.
+const (
+	ContrastFailureBackgroundBackgroundColor ContrastFailureBackground = "backgroundColor"
+	ContrastFailureBackgroundPrimaryColor    ContrastFailureBackground = "primaryColor"
+)
+
+// Valid indicates whether the value is a known member of the ContrastFailureBackground enum.
+func (e ContrastFailureBackground) Valid() bool {
+	switch e {
+	case ContrastFailureBackgroundBackgroundColor:
+		return true
+	case ContrastFailureBackgroundPrimaryColor:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContrastFailureForeground.
+const (
+	ContrastFailureForegroundBackgroundColor ContrastFailureForeground = "backgroundColor"
+	ContrastFailureForegroundTextColor       ContrastFailureForeground = "textColor"
+)
+
+// Valid indicates whether the value is a known member of the ContrastFailureForeground enum.
+func (e ContrastFailureForeground) Valid() bool {
+	switch e {
+	case ContrastFailureForegroundBackgroundColor:
+		return true
+	case ContrastFailureForegroundTextColor:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EnrollmentUpdateLifetimeAccess.
 const (
 	EnrollmentUpdateLifetimeAccessTrue EnrollmentUpdateLifetimeAccess = true
@@ -336,15 +372,32 @@ type Appearance struct {
 	TextColor       Color   `json:"textColor"`
 }
 
-// AppearanceUpdate defines model for AppearanceUpdate.
+// AppearanceUpdate Four colours as #rrggbb. textColor on backgroundColor, and backgroundColor on primaryColor
+// (the labels of primary buttons), must each reach the WCAG 2.2 AA contrast ratio of 4.5:1,
+// or the theme is refused with 422 (type urn:lectern:problem:contrast).
 type AppearanceUpdate struct {
-	AccentColor     Color `json:"accentColor"`
-	BackgroundColor Color `json:"backgroundColor"`
+	// AccentColor Decoration only (the bar above the header); not checked for contrast.
+	//
+	// Example: #f2a900
+	AccentColor string `json:"accentColor"`
+
+	// BackgroundColor The pages, and the labels of primary buttons.
+	//
+	// Example: #ffffff
+	BackgroundColor string `json:"backgroundColor"`
 
 	// LogoFileId An uploaded PNG, JPEG, GIF or WebP image of this site.
-	LogoFileId   *int64 `json:"logoFileId,omitempty"`
-	PrimaryColor Color  `json:"primaryColor"`
-	TextColor    Color  `json:"textColor"`
+	LogoFileId *int64 `json:"logoFileId,omitempty"`
+
+	// PrimaryColor Buttons and links; primary buttons carry their label in backgroundColor.
+	//
+	// Example: #1f6feb
+	PrimaryColor string `json:"primaryColor"`
+
+	// TextColor All text on backgroundColor.
+	//
+	// Example: #1b1f24
+	TextColor string `json:"textColor"`
 }
 
 // ApplicationType defines model for ApplicationType.
@@ -384,6 +437,27 @@ type CommentList struct {
 	NextCursor *string   `json:"nextCursor"`
 	TotalCount int       `json:"totalCount"`
 }
+
+// ContrastFailure The pair of theme colours below the WCAG 2.2 AA contrast ratio (PUT /appearance).
+type ContrastFailure struct {
+	// Background The colour it is drawn on.
+	Background ContrastFailureBackground `json:"background"`
+
+	// Foreground The colour drawn as text.
+	Foreground ContrastFailureForeground `json:"foreground"`
+
+	// Ratio The contrast ratio, rounded down to two decimals (1 to 21).
+	Ratio float32 `json:"ratio"`
+
+	// Required The ratio WCAG 2.2 AA asks for: 4.5.
+	Required float32 `json:"required"`
+}
+
+// ContrastFailureBackground The colour it is drawn on.
+type ContrastFailureBackground string
+
+// ContrastFailureForeground The colour drawn as text.
+type ContrastFailureForeground string
 
 // Coupon defines model for Coupon.
 type Coupon struct {
@@ -1138,7 +1212,9 @@ type PostUpdate struct {
 
 // Problem An RFC 9457 problem document.
 type Problem struct {
-	Detail *string `json:"detail,omitempty"`
+	// Contrast The pair of theme colours below the WCAG 2.2 AA contrast ratio (PUT /appearance).
+	Contrast *ContrastFailure `json:"contrast,omitempty"`
+	Detail   *string          `json:"detail,omitempty"`
 
 	// Errors The invalid fields (422, and 400 for parameters).
 	Errors *[]InvalidField `json:"errors,omitempty"`
@@ -4892,9 +4968,7 @@ func (response ReplaceAppearance403ApplicationProblemPlusJSONResponse) VisitRepl
 	return err
 }
 
-type ReplaceAppearance422ApplicationProblemPlusJSONResponse struct {
-	ValidationFailedApplicationProblemPlusJSONResponse
-}
+type ReplaceAppearance422ApplicationProblemPlusJSONResponse Problem
 
 func (response ReplaceAppearance422ApplicationProblemPlusJSONResponse) VisitReplaceAppearanceResponse(w http.ResponseWriter) error {
 

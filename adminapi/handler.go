@@ -67,6 +67,9 @@ type Options struct {
 	// Limits are the platform's limits (GET/PUT /limits). Nil: the
 	// built-in defaults.
 	Limits *limits.Config
+	// Brand is told when a site's appearance changes, so its pages show
+	// it at once. Nil: they show it when the kept look expires.
+	Brand interface{ Forget(tenant.ID) }
 }
 
 // Handler serves the admin API, /openapi.json and uploaded files.
@@ -82,6 +85,7 @@ type Handler struct {
 	maxUpload int64
 	doc       *document
 	limits    *limits.Config
+	brand     interface{ Forget(tenant.ID) }
 }
 
 var _ StrictServerInterface = (*Handler)(nil)
@@ -94,7 +98,7 @@ func New(o Options) *Handler {
 	}
 	h := &Handler{
 		store: o.Store, platform: o.Platform, verifier: o.Verifier, revoker: o.Revoker, cache: o.Cache,
-		files: o.Files, log: o.Logger, now: o.Now, maxUpload: o.MaxUploadBytes, doc: newDocument(), limits: o.Limits,
+		files: o.Files, log: o.Logger, now: o.Now, maxUpload: o.MaxUploadBytes, doc: newDocument(), limits: o.Limits, brand: o.Brand,
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)

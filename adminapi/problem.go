@@ -25,6 +25,7 @@ const (
 	typeFeatureDisabled  = "urn:lectern:problem:feature-disabled"
 	typeIdempotencyReuse = "urn:lectern:problem:idempotency-key-reused"
 	typeIdempotencyBusy  = "urn:lectern:problem:idempotency-key-in-progress"
+	typeContrast         = "urn:lectern:problem:contrast"
 )
 
 // problemContentType is RFC 9457's media type.
@@ -37,6 +38,8 @@ type problem struct {
 	Title  string
 	Detail string
 	Fields []InvalidField
+	// Contrast names the colour pair too close to read (typeContrast).
+	Contrast *ContrastFailure
 }
 
 func (p *problem) Error() string {
@@ -63,6 +66,7 @@ func (p *problem) body() Problem {
 		f := p.Fields
 		out.Errors = &f
 	}
+	out.Contrast = p.Contrast
 	return out
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/authserver/scope"
+	"github.com/lectern/lectern/i18n"
 	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
@@ -45,7 +46,7 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, p := range []string{"client_id", "redirect_uri"} {
 		if len(q[p]) > 1 {
-			s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, "The request repeats the "+p+" parameter.", "")
+			s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, i18n.T(i18n.Resolve(r, site.Locale), "authorize.repeated", "Param", p), "")
 			return
 		}
 	}
@@ -57,7 +58,7 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 	client, err := s.client(r.Context(), site, clientID)
 	if err != nil {
 		if errors.Is(err, storage.ErrNotFound) {
-			s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidClient, "The application that sent you here is not registered at "+site.Name+".", "")
+			s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidClient, i18n.T(i18n.Resolve(r, site.Locale), "authorize.unknown_client", "Site", site.Name), "")
 			return
 		}
 		var ce *ClientError
@@ -74,7 +75,7 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !clientmeta.MatchRedirectURI(client.RedirectURIs(), redirectURI) {
-		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, "The redirect_uri is not registered for "+client.Name+".", "")
+		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, i18n.T(i18n.Resolve(r, site.Locale), "authorize.unknown_redirect", "Client", client.Name), "")
 		return
 	}
 	// From here the client and its redirect URI are trusted: errors go back.
@@ -365,7 +366,7 @@ func descriptionText(s string) string {
 // form), not the code's: nothing here is an RFC 6749 JSON answer.
 func (s *Server) errorPage(w http.ResponseWriter, r *http.Request, site *tenant.Site, status int, code errorCode, message, detail string) {
 	s.ui.Render(w, r, status, "error", ui.Page{
-		Title: "Something went wrong", SiteName: site.Name,
+		Title: "error.title", SiteName: site.Name,
 		Data: map[string]string{"Message": message, "Detail": detail, "Code": code.String()},
 	})
 }
@@ -380,14 +381,15 @@ func (s *Server) unavailablePage(w http.ResponseWriter, r *http.Request, site *t
 // refusal tells a person without a suitable role that they cannot
 // authorize the client; the link returns access_denied to the client.
 func (s *Server) refusal(w http.ResponseWriter, r *http.Request, site *tenant.Site, client *Client, ar *authRequest, p *Profile) {
-	detail := "Only people with a role at " + site.Name + " can connect applications to it."
+	lang := i18n.Resolve(r, site.Locale)
+	detail := i18n.T(lang, "refusal.no_role", "Site", site.Name)
 	if client.Audience == storage.AudienceOperator && len(p.Roles) > 0 {
-		detail = "Connecting this application needs an operator role (owner, admin or lecturer with the right permissions) at " + site.Name + "."
+		detail = i18n.T(lang, "refusal.operator_role", "Site", site.Name)
 	}
 	s.ui.Render(w, r, http.StatusForbidden, "refusal", ui.Page{
-		Title: "You cannot authorize this application", SiteName: site.Name,
+		Title: "refusal.title", SiteName: site.Name,
 		Data: map[string]string{
-			"Message": p.Email + " cannot give " + client.Name + " access to " + site.Name + ".", "Detail": detail,
+			"Message": i18n.T(lang, "refusal.message", "Email", p.Email, "Client", client.Name, "Site", site.Name), "Detail": detail,
 			"ClientName": client.Name, "UserEmail": p.Email,
 			"ReturnURL": responseURL(ar.RedirectURI, url.Values{"error": {codeAccessDenied.String()},
 				"error_description": {"the user has no role that allows this authorization"}, "state": {ar.State}, "iss": {site.Issuer()}}),

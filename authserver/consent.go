@@ -125,7 +125,7 @@ func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, site *ten
 		d.Scopes = append(d.Scopes, sc)
 	}
 	s.ui.Render(w, r, http.StatusOK, "consent", ui.Page{
-		Title: "Allow " + client.Name + "?", SiteName: site.Name, CSRF: session.CSRFToken(w, r, site, sess), Data: d,
+		Title: "consent.title", TitleArgs: []any{"Client", client.Name}, SiteName: site.Name, CSRF: session.CSRFToken(w, r, site, sess), Data: d,
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lectern/lectern/i18n"
 	"github.com/lectern/lectern/mfa"
 	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
@@ -170,6 +171,7 @@ func (s *Server) signedIn(w http.ResponseWriter, r *http.Request, site *tenant.S
 		return
 	}
 	s.audit(ctx, site.ID, userID, "login.succeeded", email, r, map[string]any{"amr": amr})
+	s.rememberLanguage(w, r, userID)
 	if request == "" {
 		target := returnTo
 		if target == "" {
@@ -259,7 +261,12 @@ var (
 	passkeyPerSite = storage.Limit{Rate: 1200, Period: time.Minute, Burst: 600}
 )
 
-func passkeyJSON(w http.ResponseWriter, status int, v mfa.Answer) {
+// passkeyJSON answers the passkey script; its error is a sentence the page
+// shows, in the page's language.
+func passkeyJSON(w http.ResponseWriter, r *http.Request, status int, v mfa.Answer) {
+	if site, ok := tenant.FromContext(r.Context()); ok {
+		v.Error = i18n.Text(i18n.Resolve(r, site.Locale), v.Error)
+	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, status, v)
 }
@@ -269,20 +276,20 @@ func passkeyJSON(w http.ResponseWriter, status int, v mfa.Answer) {
 func (s *Server) passkeyForm(w http.ResponseWriter, r *http.Request, site *tenant.Site) bool {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		passkeyJSON(w, http.StatusMethodNotAllowed, mfa.Answer{Error: "This address takes POST requests."})
+		passkeyJSON(w, r, http.StatusMethodNotAllowed, mfa.Answer{Error: "This address takes POST requests."})
 		return false
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	if err := r.ParseForm(); err != nil {
-		passkeyJSON(w, http.StatusBadRequest, mfa.Answer{Error: "The request could not be read."})
+		passkeyJSON(w, r, http.StatusBadRequest, mfa.Answer{Error: "The request could not be read."})
 		return false
 	}
 	if !mfa.Available(site) {
-		passkeyJSON(w, http.StatusNotFound, mfa.Answer{Error: "Passkeys are not available at this address."})
+		passkeyJSON(w, r, http.StatusNotFound, mfa.Answer{Error: "Passkeys are not available at this address."})
 		return false
 	}
 	if !session.CheckCSRF(r, site, nil) {
-		passkeyJSON(w, http.StatusForbidden, mfa.Answer{Error: "Your sign-in form expired. Reload the page and try again."})
+		passkeyJSON(w, r, http.StatusForbidden, mfa.Answer{Error: "Your sign-in form expired. Reload the page and try again."})
 		return false
 	}
 	return true
@@ -299,7 +306,7 @@ func (s *Server) PasskeyBegin(w http.ResponseWriter, r *http.Request) {
 	}
 	rp, err := mfa.PartyOf(site)
 	if err != nil {
-		passkeyJSON(w, http.StatusNotFound, mfa.Answer{Error: "Passkeys are not available at this address."})
+		passkeyJSON(w, r, http.StatusNotFound, mfa.Answer{Error: "Passkeys are not available at this address."})
 		return
 	}
 	// Each ceremony is kept in the cache for 5 minutes, and anyone may
@@ -310,12 +317,12 @@ func (s *Server) PasskeyBegin(w http.ResponseWriter, r *http.Request) {
 		ok, retry, err = s.leased.Allow(ctx, storage.CacheKey(site.ID, "rl:passkey", "site"), passkeyPerSite)
 	}
 	if err != nil {
-		passkeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
+		passkeyJSON(w, r, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
 		return
 	}
 	if !ok {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(retry.Seconds()+0.999))))
-		passkeyJSON(w, http.StatusTooManyRequests, mfa.Answer{Error: "Too many passkey sign-ins are being started here. Try again in a moment."})
+		passkeyJSON(w, r, http.StatusTooManyRequests, mfa.Answer{Error: "Too many passkey sign-ins are being started here. Try again in a moment."})
 		return
 	}
 	c := &mfa.Ceremony{Request: r.PostFormValue("auth_request"), ReturnTo: localPath(r.PostFormValue("return_to"))}
@@ -323,33 +330,33 @@ func (s *Server) PasskeyBegin(w http.ResponseWriter, r *http.Request) {
 	if step := r.PostFormValue("step"); step != "" {
 		st, err := s.loadStep(ctx, r, site, step)
 		if err != nil {
-			passkeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
+			passkeyJSON(w, r, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
 			return
 		}
 		if st == nil {
-			passkeyJSON(w, http.StatusBadRequest, mfa.Answer{Error: "This sign-in has expired. Sign in again."})
+			passkeyJSON(w, r, http.StatusBadRequest, mfa.Answer{Error: "This sign-in has expired. Sign in again."})
 			return
 		}
 		acct, err := mfa.AccountAt(ctx, s.store, site.ID, st.UserID)
 		if err != nil {
-			passkeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
+			passkeyJSON(w, r, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
 			return
 		}
 		c.UserID, c.Request, c.ReturnTo, c.Step = st.UserID, st.Request, st.ReturnTo, step
 		if options, err = rp.BeginLogin(acct, c); err != nil {
-			passkeyJSON(w, http.StatusBadRequest, mfa.Answer{Error: "You have no passkey at this site."})
+			passkeyJSON(w, r, http.StatusBadRequest, mfa.Answer{Error: "You have no passkey at this site."})
 			return
 		}
 	} else if options, err = rp.BeginDiscoverable(c); err != nil {
-		passkeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
+		passkeyJSON(w, r, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
 		return
 	}
 	id, err := mfa.SaveCeremony(ctx, s.cache, site.ID, c)
 	if err != nil {
-		passkeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
+		passkeyJSON(w, r, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
 		return
 	}
-	passkeyJSON(w, http.StatusOK, mfa.Answer{Ceremony: id, Options: options})
+	passkeyJSON(w, r, http.StatusOK, mfa.Answer{Ceremony: id, Options: options})
 }
 
 // PasskeyFinish serves POST /login/passkey/finish: the authenticator's
@@ -362,16 +369,16 @@ func (s *Server) PasskeyFinish(w http.ResponseWriter, r *http.Request) {
 	}
 	c, err := mfa.TakeCeremony(ctx, s.cache, site.ID, r.PostFormValue("ceremony"))
 	if err != nil {
-		passkeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
+		passkeyJSON(w, r, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
 		return
 	}
 	if c == nil || (c.UserID == "") != (c.Step == "") {
-		passkeyJSON(w, http.StatusBadRequest, mfa.Answer{Error: "This passkey request has expired. Try again."})
+		passkeyJSON(w, r, http.StatusBadRequest, mfa.Answer{Error: "This passkey request has expired. Try again."})
 		return
 	}
 	refused := func() {
 		s.audit(ctx, site.ID, c.UserID, "login.passkey_failed", "", r, nil)
-		passkeyJSON(w, http.StatusUnauthorized, mfa.Answer{Error: "That passkey could not be used to sign in here."})
+		passkeyJSON(w, r, http.StatusUnauthorized, mfa.Answer{Error: "That passkey could not be used to sign in here."})
 	}
 	rp, err := mfa.PartyOf(site)
 	if err != nil {
@@ -406,7 +413,7 @@ func (s *Server) PasskeyFinish(w http.ResponseWriter, r *http.Request) {
 	// The session starts here; the page's script follows the redirect.
 	_ = s.sessions.Destroy(w, r, site)
 	if _, err := s.sessions.CreateWith(w, r, site, acct.User.ID, amr); err != nil {
-		passkeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
+		passkeyJSON(w, r, http.StatusServiceUnavailable, mfa.Answer{Error: unavailableText})
 		return
 	}
 	s.audit(ctx, site.ID, acct.User.ID, "login.succeeded", acct.User.Email, r, map[string]any{"amr": amr})
@@ -417,7 +424,7 @@ func (s *Server) PasskeyFinish(w http.ResponseWriter, r *http.Request) {
 	case next == "":
 		next = "/account/connections"
 	}
-	passkeyJSON(w, http.StatusOK, mfa.Answer{Redirect: next})
+	passkeyJSON(w, r, http.StatusOK, mfa.Answer{Redirect: next})
 }
 
 // isStepUp: the sign-in page was opened to prove a second factor.

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/lectern/lectern/authserver/password"
+	"github.com/lectern/lectern/i18n"
 	"github.com/lectern/lectern/mfa"
 	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
@@ -67,7 +68,7 @@ func (s *Server) Login(w http.ResponseWriter, r *http.Request) {
 func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, site *tenant.Site, status int, d loginData) {
 	d.SignUp = site.SignUp // the accounts package serves /signup and /password/forgot
 	d.Passkeys = mfa.Available(site)
-	s.ui.Render(w, r, status, "login", ui.Page{Title: "Sign in", SiteName: site.Name, CSRF: session.CSRFToken(w, r, site, nil), Data: d})
+	s.ui.Render(w, r, status, "login", ui.Page{Title: "login.title", SiteName: site.Name, CSRF: session.CSRFToken(w, r, site, nil), Data: d})
 }
 
 func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.Site) {
@@ -167,6 +168,10 @@ func (s *Server) refuseLogin(w http.ResponseWriter, r *http.Request, site *tenan
 	ctx := r.Context()
 	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(f.retry.Seconds()+0.999))))
 	d.Error = f.message
+	if f.reason == "account" {
+		lang := i18n.Resolve(r, site.Locale)
+		d.Error = i18n.T(lang, "login.account_wait", "Wait", i18n.Duration(lang, f.retry))
+	}
 	if f.reason != "busy" {
 		if first, err := s.cache.SetNX(ctx, a.audited(f.reason), []byte{1}, a.window); err == nil && first {
 			s.audit(ctx, site.ID, d.Email, "login.throttled", d.Email, r, map[string]any{"reason": f.reason})
@@ -232,4 +237,29 @@ func atoi(b []byte) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// rememberLanguage carries the language between the account and the
+// browser once a sign-in is complete (every factor given): the account's
+// choice wins (it follows the person to a new browser); a choice made
+// before signing in, on an account without one, is kept on the account.
+func (s *Server) rememberLanguage(w http.ResponseWriter, r *http.Request, userID string) {
+	u, err := s.store.UserByID(r.Context(), userID)
+	if err != nil {
+		s.logger.WarnContext(r.Context(), "language of the account not read", "err", err)
+		return
+	}
+	if l := i18n.Normalize(u.Language); l != "" {
+		i18n.Remember(w, r, l)
+		return
+	}
+	c, err := r.Cookie(i18n.CookieName)
+	if err != nil {
+		return
+	}
+	if l := i18n.Normalize(c.Value); l != "" {
+		if err := s.store.SetUserLanguage(r.Context(), u.ID, l); err != nil {
+			s.logger.WarnContext(r.Context(), "language not remembered on the account", "err", err)
+		}
+	}
 }

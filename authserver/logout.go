@@ -47,5 +47,5 @@ func (s *Server) Logout(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, site, http.StatusMethodNotAllowed, codeInvalidRequest, "This page takes GET and POST requests.", "")
 		return
 	}
-	s.ui.Render(w, r, http.StatusOK, "logout", ui.Page{Title: "Sign out", SiteName: site.Name, CSRF: session.CSRFToken(w, r, site, sess), Data: data})
+	s.ui.Render(w, r, http.StatusOK, "logout", ui.Page{Title: "logout.title", SiteName: site.Name, CSRF: session.CSRFToken(w, r, site, sess), Data: data})
 }

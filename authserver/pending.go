@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lectern/lectern/i18n"
 	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
@@ -163,7 +164,7 @@ func (s *Server) holdPending(w http.ResponseWriter, r *http.Request, site *tenan
 	}
 	if !ok {
 		s.logger.WarnContext(ctx, "pending authorizations at their cap", "cap", s.limits.ForSite(site, limits.PendingAuthorizations))
-		s.busyPage(w, r, site, retry, "Too many sign-ins are in progress at "+site.Name+" right now.")
+		s.busyPage(w, r, site, retry, i18n.T(i18n.Resolve(r, site.Locale), "authorize.busy_site", "Site", site.Name))
 		return false
 	}
 	if err := s.savePending(ctx, site.ID, ar); err != nil {
@@ -211,6 +212,7 @@ func (s *Server) countPending(ctx context.Context, site *tenant.Site) (ok bool, 
 func (s *Server) busyPage(w http.ResponseWriter, r *http.Request, site *tenant.Site, retry time.Duration, message string) {
 	secs := max(1, int(retry.Seconds()+0.999))
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	lang := i18n.Resolve(r, site.Locale)
 	s.errorPage(w, r, site, http.StatusTooManyRequests, codeTemporarilyUnavailable, message,
-		"Please try again in "+humanDuration(time.Duration(secs)*time.Second)+".")
+		i18n.T(lang, "authorize.try_again_in", "Wait", i18n.Duration(lang, time.Duration(secs)*time.Second)))
 }

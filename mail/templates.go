@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"html"
 	htmltemplate "html/template"
+	"io/fs"
+	"regexp"
 	"strings"
 	texttemplate "text/template"
 
+	"github.com/lectern/lectern/i18n"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
 )
@@ -49,9 +53,55 @@ type Data struct {
 	// How long the link is valid, in the unit the template names.
 	ValidDays, ValidHours, ValidMinutes int
 
+	// Lang is the message's language (package i18n); empty: English.
+	Lang string
+	// The site's colours (its appearance), as #rrggbb; empty: the default
+	// theme. Buttons are the primary colour with a label in the background
+	// colour, the pair the appearance's contrast check holds to 4.5:1.
+	PrimaryColor, AccentColor, BackgroundColor, TextColor string
+
 	// Subject is filled in for the HTML part (its <title>).
 	Subject string
 }
+
+// defaultColors are the colours of a site without an appearance
+// (storage.DefaultAppearance).
+var defaultColors = [4]string{"#1f6feb", "#f2a900", "#ffffff", "#1b1f24"}
+
+// TemplateFS is the embedded templates, for the test that checks every
+// template goes through the catalogs.
+func TemplateFS() fs.FS { return templateFS }
+
+// placeholderFuncs let the templates parse; Render binds the language.
+var placeholderFuncs = map[string]any{
+	"t": func(string, ...any) string { return "" },
+}
+
+// textFuncs and htmlFuncs translate into lang. In HTML, messages are
+// trusted markup (our catalogs) and the values put into them are escaped.
+func textFuncs(lang string) texttemplate.FuncMap {
+	return texttemplate.FuncMap{"t": func(id string, args ...any) string { return i18n.T(lang, id, args...) }}
+}
+
+func htmlFuncs(lang string) htmltemplate.FuncMap {
+	return htmltemplate.FuncMap{"t": func(id string, args ...any) htmltemplate.HTML {
+		esc := make([]any, len(args))
+		for i, a := range args {
+			if i%2 == 1 {
+				if h, ok := a.(htmltemplate.HTML); ok {
+					esc[i] = string(h)
+				} else {
+					esc[i] = html.EscapeString(fmt.Sprint(a))
+				}
+			} else {
+				esc[i] = a
+			}
+		}
+		return htmltemplate.HTML(i18n.T(lang, id, esc...))
+	}}
+}
+
+var colorRE = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
 
 // From is the sender of a site's mail.
 type From struct {
@@ -70,14 +120,14 @@ type Templates struct {
 func NewTemplates() (*Templates, error) {
 	t := &Templates{text: map[string]*texttemplate.Template{}, html: map[string]*htmltemplate.Template{}}
 	for _, k := range kinds {
-		tt, err := texttemplate.New(k).Option("missingkey=error").ParseFS(templateFS, "templates/"+k+".txt")
+		tt, err := texttemplate.New(k).Option("missingkey=error").Funcs(placeholderFuncs).ParseFS(templateFS, "templates/"+k+".txt")
 		if err != nil {
 			return nil, fmt.Errorf("mail: template %s.txt: %w", k, err)
 		}
 		if tt.Lookup("subject") == nil || tt.Lookup("body") == nil {
 			return nil, fmt.Errorf("mail: template %s.txt must define subject and body", k)
 		}
-		ht, err := htmltemplate.New(k).Option("missingkey=error").ParseFS(templateFS, "templates/layout.html", "templates/"+k+".html")
+		ht, err := htmltemplate.New(k).Option("missingkey=error").Funcs(placeholderFuncs).ParseFS(templateFS, "templates/layout.html", "templates/"+k+".html")
 		if err != nil {
 			return nil, fmt.Errorf("mail: template %s.html: %w", k, err)
 		}
@@ -86,12 +136,33 @@ func NewTemplates() (*Templates, error) {
 	return t, nil
 }
 
-// Render returns the subject, plain text and HTML of a message of kind.
+// Render returns the subject, plain text and HTML of a message of kind,
+// in d.Lang and the site's colours. The parsed templates are never
+// executed themselves: each message runs clones bound to its language
+// (html/template cannot clone a template once executed).
 func (t *Templates) Render(kind string, d Data) (subject, text, html string, err error) {
-	tt, ok := t.text[kind]
+	pt, ok := t.text[kind]
 	if !ok {
 		return "", "", "", fmt.Errorf("mail: no template %q", kind)
 	}
+	if !i18n.Supported(d.Lang) {
+		d.Lang = i18n.Default
+	}
+	for i, c := range []*string{&d.PrimaryColor, &d.AccentColor, &d.BackgroundColor, &d.TextColor} {
+		if !colorRE.MatchString(*c) {
+			*c = defaultColors[i]
+		}
+	}
+	tt, err := pt.Clone()
+	if err != nil {
+		return "", "", "", err
+	}
+	tt.Funcs(textFuncs(d.Lang))
+	ht, err := t.html[kind].Clone()
+	if err != nil {
+		return "", "", "", err
+	}
+	ht.Funcs(htmlFuncs(d.Lang))
 	var b bytes.Buffer
 	if err := tt.ExecuteTemplate(&b, "subject", d); err != nil {
 		return "", "", "", err
@@ -105,7 +176,7 @@ func (t *Templates) Render(kind string, d Data) (subject, text, html string, err
 	text = strings.TrimSpace(b.String()) + "\n"
 	b.Reset()
 	d.Subject = subject
-	if err := t.html[kind].ExecuteTemplate(&b, "layout", d); err != nil {
+	if err := ht.ExecuteTemplate(&b, "layout", d); err != nil {
 		return "", "", "", err
 	}
 	return subject, text, b.String(), nil

@@ -103,6 +103,9 @@ type User struct {
 	Picture      string
 	PictureFile  string
 	PasswordHash string
+	// Language is the language the person chose for pages and mail (a
+	// code of package i18n), empty while they never chose one.
+	Language string
 	// EmailVerified: the person showed they receive mail at Email (a
 	// mailed link, an accepted invitation), or an operator created the
 	// account.

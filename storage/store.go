@@ -40,6 +40,9 @@ type UserStore interface {
 	// SetUserPicture sets the user's uploaded picture (PictureFile; empty
 	// removes it) and returns the one it replaced.
 	SetUserPicture(ctx context.Context, userID, file string) (previous string, err error)
+	// SetUserLanguage remembers the language the person chose (empty:
+	// none); nothing else of the user changes.
+	SetUserLanguage(ctx context.Context, userID, lang string) error
 	UserByID(ctx context.Context, id string) (*User, error)
 	// UserByEmail matches the e-mail case-insensitively.
 	UserByEmail(ctx context.Context, email string) (*User, error)

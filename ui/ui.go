@@ -3,11 +3,17 @@ package ui
 import (
 	"bytes"
 	"embed"
+	"html"
 	"html/template"
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
+	"time"
+
+	"github.com/lectern/lectern/i18n"
+	"github.com/lectern/lectern/tenant"
 )
 
 //go:embed templates/*.html
@@ -15,6 +21,10 @@ var templateFS embed.FS
 
 //go:embed static
 var staticFS embed.FS
+
+// TemplateFS is the embedded templates of this package, for the tests
+// that check every template goes through the catalogs.
+func TemplateFS() fs.FS { return templateFS }
 
 // Static serves the embedded stylesheet and scripts under /static/.
 func Static() http.Handler {
@@ -28,9 +38,13 @@ func Static() http.Handler {
 
 // Page is what every template gets.
 type Page struct {
-	// Title is the document title and main heading.
+	// Title is the document title and main heading: a message ID of the
+	// catalogs (translated when rendered) or text already translated.
 	Title string
-	// SiteName names the school in the header.
+	// TitleArgs are the placeholders of a Title that is a message ID.
+	TitleArgs []any
+	// SiteName names the school in the header and the title. Empty: the
+	// site of the request.
 	SiteName string
 	// CSRF is the anti-forgery token of the page's forms.
 	CSRF string
@@ -38,6 +52,35 @@ type Page struct {
 	Flash *Flash
 	// Data is the page's own content.
 	Data any
+
+	// Set by Render:
+
+	// Lang is the page's language (<html lang>).
+	Lang string
+	// Brand is the site's look.
+	Brand Brand
+	// Languages are the choices of the language selector.
+	Languages []Language
+}
+
+// Language is a choice of the language selector.
+type Language struct {
+	Code, Name, URL string
+	Current         bool
+}
+
+// Brand is what a page needs of the site's appearance: the URLs of its
+// stylesheet (versioned, so it can be cached for long), its logo and its
+// icon. Empty fields: the shared look.
+type Brand struct {
+	StylesheetURL string
+	LogoURL       string
+	IconURL       string
+}
+
+// BrandSource gives the brand of the site of a request.
+type BrandSource interface {
+	Brand(r *http.Request) Brand
 }
 
 // Flash is a one-time message.
@@ -48,20 +91,84 @@ type Flash struct {
 
 // Renderer renders the embedded templates.
 type Renderer struct {
-	pages  map[string]*template.Template
+	// pages holds every page once per language: the t function is bound
+	// to the language when the set is built, so rendering does no lookup
+	// of its own.
+	pages  map[string]map[string]*template.Template
 	logger *slog.Logger
+	brand  BrandSource
+}
+
+// Funcs are the template functions every page (and the template checks)
+// may use. t is replaced per language.
+func baseFuncs() template.FuncMap {
+	return template.FuncMap{
+		"join":     strings.Join,
+		"t":        func(string, ...any) template.HTML { return "" },
+		"tn":       func(string, int, ...any) template.HTML { return "" },
+		"tr":       func(s string) string { return s },
+		"date":     func(time.Time) string { return "" },
+		"datetime": func(time.Time) string { return "" },
+		"ago":      func(time.Time, time.Time) string { return "" },
+		"in":       func(time.Time, time.Time) string { return "" },
+	}
+}
+
+// langFuncs binds the translating functions to lang. Messages are trusted
+// (they come from our catalogs and may carry markup such as <strong>);
+// the values put into them are escaped.
+func langFuncs(lang string) template.FuncMap {
+	return template.FuncMap{
+		"t": func(id string, args ...any) template.HTML {
+			return template.HTML(i18n.T(lang, id, escapeArgs(args)...))
+		},
+		"tn": func(id string, n int, args ...any) template.HTML {
+			return template.HTML(i18n.TN(lang, id, n, escapeArgs(args)...))
+		},
+		// tr translates a value that may be a message ID (a title, a
+		// message a handler chose) and leaves other text as it is.
+		"tr":       func(s string) string { return i18n.Text(lang, s) },
+		"date":     func(t time.Time) string { return i18n.Date(lang, t) },
+		"datetime": func(t time.Time) string { return i18n.DateTime(lang, t) },
+		"ago":      func(now, t time.Time) string { return i18n.Ago(lang, now, t) },
+		"in":       func(now, t time.Time) string { return i18n.In(lang, now, t) },
+	}
+}
+
+func escapeArgs(args []any) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		if i%2 == 1 {
+			if h, ok := a.(template.HTML); ok {
+				out[i] = string(h)
+				continue
+			}
+			out[i] = html.EscapeString(toString(a))
+			continue
+		}
+		out[i] = a
+	}
+	return out
+}
+
+func toString(a any) string {
+	switch v := a.(type) {
+	case string:
+		return v
+	case nil:
+		return ""
+	default:
+		return template.HTMLEscaper(v)
+	}
 }
 
 // NewRenderer parses every page template with the base layout.
 func NewRenderer(logger *slog.Logger, extra ...fs.FS) (*Renderer, error) {
-	funcs := template.FuncMap{
-		"join": strings.Join,
-	}
-	base, err := template.New("base.html").Funcs(funcs).ParseFS(templateFS, "templates/base.html")
+	base, err := template.New("base.html").Funcs(baseFuncs()).ParseFS(templateFS, "templates/base.html")
 	if err != nil {
 		return nil, err
 	}
-	r := &Renderer{pages: map[string]*template.Template{}, logger: logger}
+	parsed := map[string]*template.Template{}
 	sources := append([]fs.FS{templateFS}, extra...)
 	for _, src := range sources {
 		names, err := fs.Glob(src, "templates/*.html")
@@ -77,21 +184,62 @@ func NewRenderer(logger *slog.Logger, extra ...fs.FS) (*Renderer, error) {
 			if err != nil {
 				return nil, err
 			}
-			r.pages[name] = t
+			parsed[name] = t
 		}
+	}
+	r := &Renderer{pages: map[string]map[string]*template.Template{}, logger: logger}
+	for _, lang := range i18n.Languages {
+		set := make(map[string]*template.Template, len(parsed))
+		for name, t := range parsed {
+			c, err := t.Clone()
+			if err != nil {
+				return nil, err
+			}
+			set[name] = c.Funcs(langFuncs(lang))
+		}
+		r.pages[lang] = set
 	}
 	return r, nil
 }
 
+// WithBrand makes the renderer dress every page in the brand of its site.
+func (r *Renderer) WithBrand(b BrandSource) *Renderer {
+	r.brand = b
+	return r
+}
+
+// LanguagePath is where the language selector sends its choice.
+const LanguagePath = "/language"
+
 // Render writes page name with status. Pages are never framed, cached or
 // sniffed: they carry forms and secrets (DESIGN §9, clickjacking defence).
 func (r *Renderer) Render(w http.ResponseWriter, req *http.Request, status int, name string, p Page) {
-	t, ok := r.pages[name]
+	siteDefault := ""
+	if site, ok := tenant.FromContext(req.Context()); ok {
+		siteDefault = site.Locale
+		if p.SiteName == "" {
+			p.SiteName = site.Name
+		}
+	}
+	p.Lang = i18n.Resolve(req, siteDefault)
+	t, ok := r.pages[p.Lang][name]
 	if !ok {
 		r.logger.ErrorContext(req.Context(), "unknown page template", "page", name)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
+	if len(p.TitleArgs) > 0 {
+		p.Title = i18n.T(p.Lang, p.Title, p.TitleArgs...)
+	} else {
+		p.Title = i18n.Text(p.Lang, p.Title)
+	}
+	if p.Flash != nil {
+		p.Flash = &Flash{Kind: p.Flash.Kind, Message: i18n.Text(p.Lang, p.Flash.Message)}
+	}
+	if r.brand != nil {
+		p.Brand = r.brand.Brand(req)
+	}
+	p.Languages = languages(req, p.Lang)
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "base.html", p); err != nil {
 		r.logger.ErrorContext(req.Context(), "render page", "page", name, "err", err)
@@ -100,6 +248,8 @@ func (r *Renderer) Render(w http.ResponseWriter, req *http.Request, status int, 
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Language", p.Lang)
+	h.Set("Vary", "Accept-Language, Cookie")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'; form-action 'self' http: https:; base-uri 'none'; object-src 'none'")
 	h.Set("X-Frame-Options", "DENY")
@@ -107,4 +257,29 @@ func (r *Renderer) Render(w http.ResponseWriter, req *http.Request, status int, 
 	h.Set("Referrer-Policy", "no-referrer")
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// languages are the selector's links: each sets the language and comes
+// back to this page (a GET; after a POST, to the page's path).
+func languages(req *http.Request, current string) []Language {
+	back := req.URL.Path
+	if req.Method == http.MethodGet && req.URL.RawQuery != "" {
+		back += "?" + req.URL.RawQuery
+	}
+	out := make([]Language, 0, len(i18n.Languages))
+	for _, l := range i18n.Languages {
+		q := url.Values{"lang": {l}, "return_to": {back}}
+		out = append(out, Language{Code: l, Name: i18n.Name(l), URL: LanguagePath + "?" + q.Encode(), Current: l == current})
+	}
+	return out
+}
+
+// LocalPath reports whether s is a path on this origin that is safe to
+// return to ("/x", never "//host" or "/\host").
+func LocalPath(s string) bool {
+	if s == "" || s[0] != '/' || strings.HasPrefix(s, "//") || strings.HasPrefix(s, "/\\") || strings.ContainsAny(s, "\r\n\\") {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme == "" && u.Host == ""
 }

@@ -97,7 +97,7 @@ func (h *Handler) handleForm(pattern string, level access, maxBytes int64, multi
 		}
 		if level >= operator {
 			if !rq.isOperator() {
-				h.forbidden(w, r, rq, "You don't have access to the admin area of "+site.Name+".",
+				h.forbidden(w, r, rq, h.t(r, rq, "web.access.no_admin", "Site", site.Name),
 					"The admin area is for the school's owners, admins and lecturers. Your connected apps are under My connections.")
 				return
 			}
@@ -115,7 +115,7 @@ func (h *Handler) handleForm(pattern string, level access, maxBytes int64, multi
 		}
 		if level >= manager && !rq.isManager() {
 			h.forbidden(w, r, rq, "Only owners and admins can open this page.",
-				"You are signed in as "+rq.user.Email+" ("+roleLabel(rq.roles)+" at "+site.Name+"). Ask an owner or admin of the school if something here needs changing.")
+				h.t(r, rq, "web.access.signed_in_role", "Email", rq.user.Email, "Role", h.t(r, rq, "role."+roleLabel(rq.roles)), "Site", site.Name))
 			return
 		}
 		if r.Method == http.MethodPost {
@@ -137,7 +137,7 @@ func (h *Handler) handleForm(pattern string, level access, maxBytes int64, multi
 				var tooLarge *http.MaxBytesError
 				if errors.As(err, &tooLarge) {
 					h.problem(w, r, rq, http.StatusRequestEntityTooLarge, "Too large",
-						"The form was larger than this page accepts ("+byteSize(maxBytes)+"). Nothing was changed.", "Go back and try a smaller file.")
+						h.t(r, rq, "web.access.too_large", "Size", byteSize(maxBytes)), "Go back and try a smaller file.")
 					return
 				}
 				h.problem(w, r, rq, http.StatusBadRequest, "Form not accepted",
@@ -195,5 +195,5 @@ func roleLabel(roles []string) string {
 			return r
 		}
 	}
-	return "no role"
+	return "none"
 }

@@ -143,15 +143,15 @@ func (h *Handler) connectionRevokeConfirm(w http.ResponseWriter, r *http.Request
 func (h *Handler) renderConnectionRevokeConfirm(w http.ResponseWriter, r *http.Request, rq *request, a *connectedApp) {
 	d := confirmData{
 		chrome:  chromeFor(rq, "account", "account"),
-		Message: "Revoke " + a.Name + "'s access to your account?",
+		Message: h.t(r, rq, "web.revoke.question", "Name", a.Name),
 		Details: []string{
-			a.Name + " loses access to your account at " + rq.site.Name + " at once. It will no longer be able to:",
+			h.t(r, rq, "web.revoke.loses", "Name", a.Name, "Site", rq.site.Name),
 		},
 		Action: connectionsPath + "/revoke", Hidden: []hiddenField{{"client_id", a.ClientID}},
 		Button: "Revoke access", Danger: true, CancelURL: connectionsPath,
 	}
 	for _, s := range a.Scopes {
-		d.List = append(d.List, s.Description)
+		d.List = append(d.List, h.t(r, rq, s.Key()))
 	}
 	d.After = []string{"You can connect it again later; it will ask for your permission again."}
 	d.Narrow = true
@@ -175,6 +175,6 @@ func (h *Handler) connectionRevoke(w http.ResponseWriter, r *http.Request, rq *r
 		h.fail(w, r, rq, err)
 		return
 	}
-	_ = h.setFlash(r.Context(), rq, flash{Kind: "ok", Message: a.Name + "'s access was revoked: it can no longer use your account."})
+	_ = h.setFlash(r.Context(), rq, flash{Kind: "ok", Message: h.t(r, rq, "web.revoke.done", "Name", a.Name)})
 	seeOther(w, r, connectionsPath)
 }

@@ -59,7 +59,6 @@ func (h *Handler) emailChange(w http.ResponseWriter, r *http.Request, rq *reques
 		return
 	}
 	h.audit(r, rq, "account.email_change_requested", "user:"+rq.user.ID, nil)
-	_ = h.setFlash(r.Context(), rq, flash{Kind: "ok", Message: "We sent a link to " + strings.ToLower(d.NewEmail) +
-		". Your address changes when you open it; until then it stays " + rq.user.Email + "."})
+	_ = h.setFlash(r.Context(), rq, flash{Kind: "ok", Message: h.t(r, rq, "web.email.sent", "New", strings.ToLower(d.NewEmail), "Current", rq.user.Email)})
 	seeOther(w, r, "/account/email")
 }

@@ -51,7 +51,7 @@ func (h *Handler) account(w http.ResponseWriter, r *http.Request, rq *request) {
 // picture it replaces is deleted.
 func (h *Handler) pictureUpload(w http.ResponseWriter, r *http.Request, rq *request) {
 	refuse := func(status int, msg string) {
-		h.problem(w, r, rq, status, "Picture not accepted", msg+" Your picture was not changed.", "Go back and choose another file.")
+		h.problem(w, r, rq, status, "Picture not accepted", msg, "Your picture was not changed. Go back and choose another file.")
 	}
 	files := r.MultipartForm.File["picture"]
 	if len(files) != 1 {
@@ -60,7 +60,7 @@ func (h *Handler) pictureUpload(w http.ResponseWriter, r *http.Request, rq *requ
 	}
 	fh := files[0]
 	if fh.Size > MaxPictureBytes {
-		refuse(http.StatusRequestEntityTooLarge, "A picture may be at most "+byteSize(MaxPictureBytes)+".")
+		refuse(http.StatusRequestEntityTooLarge, h.t(r, rq, "web.picture.too_big", "MiB", MaxPictureBytes>>20))
 		return
 	}
 	f, err := fh.Open()
@@ -79,7 +79,7 @@ func (h *Handler) pictureUpload(w http.ResponseWriter, r *http.Request, rq *requ
 	var pe *pictureError
 	switch {
 	case errors.As(err, &pe):
-		refuse(pe.status, pe.msg)
+		refuse(pe.status, h.t(r, rq, pe.key, pe.args...))
 		return
 	case err != nil:
 		h.fail(w, r, rq, err)

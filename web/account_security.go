@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lectern/lectern/i18n"
 	"github.com/lectern/lectern/mfa"
 	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
@@ -93,8 +94,9 @@ func (h *Handler) security(w http.ResponseWriter, r *http.Request, rq *request) 
 		if s.SiteID != rq.site.ID {
 			continue // another school's sessions are listed there
 		}
-		d.Sessions = append(d.Sessions, sessionRow{Handle: s.Handle, Device: deviceOf(s.UserAgent), Place: placeOf(s.IP, here),
-			LastSeen: h.when(s.Touched), Current: s.Handle == me, Factors: factorWords(s.AMR)})
+		l := lang(r, rq)
+		d.Sessions = append(d.Sessions, sessionRow{Handle: s.Handle, Device: deviceOf(l, s.UserAgent), Place: placeOf(l, s.IP, here),
+			LastSeen: h.when(s.Touched), Current: s.Handle == me, Factors: factorWords(l, s.AMR)})
 	}
 	h.render(w, r, rq, http.StatusOK, "account_security", "Sign-in and security", d, h.takeFlash(ctx, rq))
 }
@@ -108,12 +110,13 @@ func continueTarget(p string) string {
 }
 
 // deviceOf names a browser and system from a User-Agent, roughly: enough
-// for a person to tell their phone from their laptop.
-func deviceOf(ua string) string {
+// for a person to tell their phone from their laptop, in lang (the
+// products' names stay as they are).
+func deviceOf(lang, ua string) string {
 	if ua == "" {
-		return "Unknown device"
+		return i18n.T(lang, "web.security.unknown_device")
 	}
-	browser := "Browser"
+	browser := i18n.T(lang, "web.security.browser")
 	for _, b := range []struct{ token, name string }{
 		{"Edg/", "Edge"}, {"OPR/", "Opera"}, {"Firefox/", "Firefox"}, {"HeadlessChrome/", "Chrome (headless)"},
 		{"Chrome/", "Chrome"}, {"Safari/", "Safari"}, {"curl/", "curl"},
@@ -136,21 +139,21 @@ func deviceOf(ua string) string {
 	if system == "" {
 		return browser
 	}
-	return browser + " on " + system
+	return i18n.T(lang, "web.security.device", "Browser", browser, "System", system)
 }
 
 // placeOf says roughly where a session signed in from. Lectern ships no
 // GeoIP database: it shows the network (the IPv4 /24 or IPv6 /48), or
 // "this network" when it is the one the page is viewed from.
-func placeOf(ip, here string) string {
+func placeOf(lang, ip, here string) string {
 	p := networkOf(ip)
 	switch {
 	case p == "":
-		return "Unknown network"
+		return i18n.T(lang, "web.security.unknown_network")
 	case p == networkOf(here):
-		return "This network (" + p + ")"
+		return i18n.T(lang, "web.security.this_network", "Net", p)
 	}
-	return "Network " + p
+	return i18n.T(lang, "web.security.network", "Net", p)
 }
 
 func networkOf(s string) string {
@@ -164,20 +167,21 @@ func networkOf(s string) string {
 	return (&net.IPNet{IP: ip.Mask(net.CIDRMask(48, 128)), Mask: net.CIDRMask(48, 128)}).String()
 }
 
-func factorWords(amr []string) string {
+// factorWords says in lang what a session was signed in with.
+func factorWords(lang string, amr []string) string {
 	var words []string
 	for _, m := range amr {
 		switch m {
 		case session.AMRPassword:
-			words = append(words, "password")
+			words = append(words, i18n.T(lang, "web.security.factor_password"))
 		case session.AMROTP:
-			words = append(words, "authenticator code")
+			words = append(words, i18n.T(lang, "web.security.factor_totp"))
 		case session.AMRHardware:
-			words = append(words, "passkey")
+			words = append(words, i18n.T(lang, "web.security.factor_passkey"))
 		}
 	}
 	if len(words) == 0 {
-		return "password"
+		return i18n.T(lang, "web.security.factor_password")
 	}
 	return strings.Join(words, " + ")
 }
@@ -373,7 +377,10 @@ func (h *Handler) totpDisable(w http.ResponseWriter, r *http.Request, rq *reques
 	seeOther(w, r, securityPath)
 }
 
-func writePasskeyJSON(w http.ResponseWriter, status int, v mfa.Answer) {
+// writePasskeyJSON answers a passkey ceremony's request; its error is a
+// sentence the page shows, in the page's language.
+func writePasskeyJSON(w http.ResponseWriter, r *http.Request, rq *request, status int, v mfa.Answer) {
+	v.Error = i18n.Text(lang(r, rq), v.Error)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
@@ -386,36 +393,36 @@ func (h *Handler) passkeyBegin(w http.ResponseWriter, r *http.Request, rq *reque
 	ctx := r.Context()
 	p, err := mfa.PartyOf(rq.site)
 	if err != nil || !mfa.Available(rq.site) {
-		writePasskeyJSON(w, http.StatusNotFound, mfa.Answer{Error: "Passkeys are not available at this address."})
+		writePasskeyJSON(w, r, rq, http.StatusNotFound, mfa.Answer{Error: "Passkeys are not available at this address."})
 		return
 	}
 	acct, err := mfa.AccountAt(ctx, h.store, rq.site.ID, rq.user.ID)
 	if err != nil {
-		writePasskeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: "Lectern could not start this now. Try again."})
+		writePasskeyJSON(w, r, rq, http.StatusServiceUnavailable, mfa.Answer{Error: "Lectern could not start this now. Try again."})
 		return
 	}
 	// Each ceremony holds a cache entry for a few minutes: a person starts
 	// a few at most.
 	if ok, _, err := h.cache.Allow(ctx, storage.CacheKey(rq.site.ID, "rl:passkey-add", rq.user.ID), passkeyAddLimit); err != nil || !ok {
-		writePasskeyJSON(w, http.StatusTooManyRequests, mfa.Answer{Error: "Too many passkeys were started. Wait a minute and try again."})
+		writePasskeyJSON(w, r, rq, http.StatusTooManyRequests, mfa.Answer{Error: "Too many passkeys were started. Wait a minute and try again."})
 		return
 	}
 	if len(acct.Passkeys) >= maxPasskeys {
-		writePasskeyJSON(w, http.StatusConflict, mfa.Answer{Error: "You have " + strconv.Itoa(maxPasskeys) + " passkeys here, the most an account may have. Remove one first."})
+		writePasskeyJSON(w, r, rq, http.StatusConflict, mfa.Answer{Error: h.t(r, rq, "web.security.too_many_passkeys", "Max", maxPasskeys)})
 		return
 	}
 	c := &mfa.Ceremony{ReturnTo: continueTarget(r.PostFormValue("continue"))}
 	opts, err := p.BeginRegistration(acct, c)
 	if err != nil {
-		writePasskeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: "Lectern could not start this now. Try again."})
+		writePasskeyJSON(w, r, rq, http.StatusServiceUnavailable, mfa.Answer{Error: "Lectern could not start this now. Try again."})
 		return
 	}
 	id, err := mfa.SaveCeremony(ctx, h.cache, rq.site.ID, c)
 	if err != nil {
-		writePasskeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: "Lectern could not start this now. Try again."})
+		writePasskeyJSON(w, r, rq, http.StatusServiceUnavailable, mfa.Answer{Error: "Lectern could not start this now. Try again."})
 		return
 	}
-	writePasskeyJSON(w, http.StatusOK, mfa.Answer{Ceremony: id, Options: opts})
+	writePasskeyJSON(w, r, rq, http.StatusOK, mfa.Answer{Ceremony: id, Options: opts})
 }
 
 // maxPasskeys bounds one account's passkeys at one site.
@@ -429,42 +436,42 @@ func (h *Handler) passkeyFinish(w http.ResponseWriter, r *http.Request, rq *requ
 	ctx := r.Context()
 	p, err := mfa.PartyOf(rq.site)
 	if err != nil {
-		writePasskeyJSON(w, http.StatusNotFound, mfa.Answer{Error: "Passkeys are not available at this address."})
+		writePasskeyJSON(w, r, rq, http.StatusNotFound, mfa.Answer{Error: "Passkeys are not available at this address."})
 		return
 	}
 	c, err := mfa.TakeCeremony(ctx, h.cache, rq.site.ID, r.PostFormValue("ceremony"))
 	if err != nil {
-		writePasskeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: "Lectern could not finish this now. Try again."})
+		writePasskeyJSON(w, r, rq, http.StatusServiceUnavailable, mfa.Answer{Error: "Lectern could not finish this now. Try again."})
 		return
 	}
 	if c == nil || c.UserID != rq.user.ID {
-		writePasskeyJSON(w, http.StatusBadRequest, mfa.Answer{Error: "This request expired. Try again."})
+		writePasskeyJSON(w, r, rq, http.StatusBadRequest, mfa.Answer{Error: "This request expired. Try again."})
 		return
 	}
 	acct, err := mfa.AccountAt(ctx, h.store, rq.site.ID, rq.user.ID)
 	if err != nil {
-		writePasskeyJSON(w, http.StatusServiceUnavailable, mfa.Answer{Error: "Lectern could not finish this now. Try again."})
+		writePasskeyJSON(w, r, rq, http.StatusServiceUnavailable, mfa.Answer{Error: "Lectern could not finish this now. Try again."})
 		return
 	}
 	name := strings.TrimSpace(r.PostFormValue("name"))
 	if name == "" {
-		name = deviceOf(r.UserAgent())
+		name = deviceOf(lang(r, rq), r.UserAgent())
 	}
 	name = clip(name, 80)
 	if _, err := p.FinishRegistration(ctx, h.store, acct, c, r.PostFormValue("credential"), name, h.now()); err != nil {
-		writePasskeyJSON(w, http.StatusBadRequest, mfa.Answer{Error: "The passkey could not be added."})
+		writePasskeyJSON(w, r, rq, http.StatusBadRequest, mfa.Answer{Error: "The passkey could not be added."})
 		return
 	}
 	if err := h.sessions.AddFactors(ctx, rq.sess, session.AMRHardware); err != nil {
 		h.logger.WarnContext(ctx, "session factors not updated", "err", err)
 	}
 	h.audit(r, rq, "account.passkey_added", rq.user.ID, map[string]any{"name": name})
-	_ = h.setFlash(ctx, rq, flash{Kind: "ok", Message: "Passkey “" + name + "” added. You can sign in with it at " + rq.site.Name + "."})
+	_ = h.setFlash(ctx, rq, flash{Kind: "ok", Message: h.t(r, rq, "web.security.passkey_added", "Name", name, "Site", rq.site.Name)})
 	next := securityPath
 	if c.ReturnTo != "" {
 		next = c.ReturnTo
 	}
-	writePasskeyJSON(w, http.StatusOK, mfa.Answer{Redirect: next})
+	writePasskeyJSON(w, r, rq, http.StatusOK, mfa.Answer{Redirect: next})
 }
 
 func clip(s string, n int) string {
@@ -497,7 +504,7 @@ func (h *Handler) passkeyRename(w http.ResponseWriter, r *http.Request, rq *requ
 		h.fail(w, r, rq, err)
 		return
 	}
-	_ = h.setFlash(r.Context(), rq, flash{Kind: "ok", Message: "Passkey renamed to “" + name + "”."})
+	_ = h.setFlash(r.Context(), rq, flash{Kind: "ok", Message: h.t(r, rq, "web.security.passkey_renamed", "Name", name)})
 	seeOther(w, r, securityPath)
 }
 

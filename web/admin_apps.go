@@ -5,10 +5,12 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/authserver/scope"
+	"github.com/lectern/lectern/i18n"
 	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/vocab"
@@ -62,9 +64,9 @@ func (h *Handler) appList(w http.ResponseWriter, r *http.Request, rq *request) {
 
 func typeLabel(t string) string {
 	if t == storage.ClientConfidential {
-		return "Confidential"
+		return "confidential"
 	}
-	return "Public"
+	return "public"
 }
 
 // appForm is what the application form holds.
@@ -110,6 +112,9 @@ type scopeChoice struct {
 	ID, Name, Description string
 	Checked               bool
 }
+
+// Key is the message ID of the scope's wording.
+func (c scopeChoice) Key() string { return "scope." + c.Name }
 
 // scopeChoices lists what an application of audience may be given: the
 // identity scopes and its audience's own.
@@ -203,9 +208,9 @@ func (h *Handler) appCreate(w http.ResponseWriter, r *http.Request, rq *request)
 				"name": c.Name, "audience": c.Audience, "type": c.Type, "scopes": c.Scopes, "redirect_uris": c.RedirectURIs,
 				"resource_server": c.ResourceServer,
 			})
-			msg := c.Name + " was created. Give its client ID to the developer."
+			msg := h.t(r, rq, "web.app.created", "Name", c.Name)
 			if secret != "" {
-				msg = c.Name + " was created. Copy its client secret now: it is shown only once."
+				msg = h.t(r, rq, "web.app.created_secret", "Name", c.Name)
 			}
 			if err := h.setFlash(ctx, rq, flash{Kind: "ok", Message: msg, Secret: secret, SecretFor: c.ClientID}); err != nil && secret != "" {
 				// The secret could not be kept for the next page; show it
@@ -282,7 +287,7 @@ func (h *Handler) renderApp(w http.ResponseWriter, r *http.Request, rq *request,
 	if c.LastUsedAt != nil {
 		v.LastUsed = h.when(*c.LastUsedAt)
 	} else {
-		v.LastUsed = when{Text: "not yet"}
+		v.LastUsed = when{Text: "time.not_yet"}
 	}
 	if u, err := h.store.UserByID(ctx, c.CreatedBy); err == nil {
 		v.CreatedBy = u.Email
@@ -335,7 +340,7 @@ func (h *Handler) appUpdate(w http.ResponseWriter, r *http.Request, rq *request)
 				"name": updated.Name, "scopes": updated.Scopes, "redirect_uris": updated.RedirectURIs,
 				"resource_server": updated.ResourceServer,
 			})
-			_ = h.setFlash(ctx, rq, flash{Kind: "ok", Message: "Your changes to " + updated.Name + " were saved."})
+			_ = h.setFlash(ctx, rq, flash{Kind: "ok", Message: h.t(r, rq, "web.app.saved", "Name", updated.Name)})
 			seeOther(w, r, appURL(id))
 			return
 		}
@@ -380,12 +385,12 @@ func (h *Handler) appRotateConfirm(w http.ResponseWriter, r *http.Request, rq *r
 
 func (h *Handler) renderRotateConfirm(w http.ResponseWriter, r *http.Request, rq *request, c *storage.Client) {
 	if c.Type != storage.ClientConfidential {
-		h.problem(w, r, rq, http.StatusBadRequest, "No secret to rotate", c.Name+" is a public application: it has no client secret.", "")
+		h.problem(w, r, rq, http.StatusBadRequest, "No secret to rotate", h.t(r, rq, "web.rotate.public", "Name", c.Name), "")
 		return
 	}
 	d := confirmData{
 		chrome:  chromeFor(rq, "admin", "apps"),
-		Message: "Rotate the client secret of " + c.Name + "?",
+		Message: h.t(r, rq, "web.rotate.question", "Name", c.Name),
 		Details: []string{
 			"A new secret is made and shown once. The current secret stops working at once: the application cannot sign members in or refresh tokens until its developer installs the new one.",
 			"Members' connections stay in place.",
@@ -416,7 +421,7 @@ func (h *Handler) appRotate(w http.ResponseWriter, r *http.Request, rq *request)
 		return
 	}
 	h.audit(r, rq, "client.secret_rotated", id, map[string]any{"name": c.Name})
-	f := flash{Kind: "ok", Message: "The secret of " + c.Name + " was rotated. Copy the new secret now: it is shown only once.", Secret: secret, SecretFor: id}
+	f := flash{Kind: "ok", Message: h.t(r, rq, "web.rotate.done", "Name", c.Name), Secret: secret, SecretFor: id}
 	if err := h.setFlash(ctx, rq, f); err != nil {
 		h.renderApp(w, r, rq, http.StatusOK, c, &f, nil, nil)
 		return
@@ -442,16 +447,16 @@ func (h *Handler) renderDeleteConfirm(w http.ResponseWriter, r *http.Request, rq
 	}
 	d := confirmData{
 		chrome:  chromeFor(rq, "admin", "apps"),
-		Message: "Delete " + c.Name + "?",
+		Message: h.t(r, rq, "web.delete.question", "Name", c.Name),
 		Details: []string{
 			"Its client ID stops working at once. No member has connected it.",
 			"This cannot be undone. To offer the application again you would create a new one with a new client ID.",
 		},
-		Facts:  []fact{{"Application", c.Name}, {"Client ID", c.ClientID}, {"Connections to revoke", count(n, "connection")}},
+		Facts:  []fact{{"Application", c.Name}, {"Client ID", c.ClientID}, {"Connections to revoke", strconv.Itoa(n)}},
 		Action: appURL(c.ClientID) + "/delete", Button: "Delete application", Danger: true, CancelURL: appURL(c.ClientID),
 	}
 	if n > 0 {
-		d.Details[0] = "Its client ID stops working at once, and its " + count(n, "connection") + " to members' accounts will be revoked: their access tokens are refused immediately."
+		d.Details[0] = i18n.TN(lang(r, rq), "web.delete.with_connections", n)
 	}
 	d.Narrow = true
 	h.render(w, r, rq, http.StatusOK, "web_confirm", "Delete application", d, nil)
@@ -480,6 +485,6 @@ func (h *Handler) appDelete(w http.ResponseWriter, r *http.Request, rq *request)
 		return
 	}
 	h.audit(r, rq, "client.deleted", id, map[string]any{"name": c.Name, "grants_revoked": n})
-	_ = h.setFlash(ctx, rq, flash{Kind: "ok", Message: c.Name + " was deleted and " + count(n, "connection") + " revoked."})
+	_ = h.setFlash(ctx, rq, flash{Kind: "ok", Message: i18n.TN(lang(r, rq), "web.delete.done", n, "Name", c.Name)})
 	seeOther(w, r, appsPath)
 }

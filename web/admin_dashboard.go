@@ -16,8 +16,8 @@ type dashboardData struct {
 	Origin  string
 	// Applications and Connections are counted for managers while the
 	// beta is on.
-	Applications string
-	Connections  string
+	Applications int
+	Connections  int
 	Recent       []auditRow
 }
 
@@ -45,8 +45,8 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, rq *request)
 			for _, c := range perClient {
 				n += c
 			}
-			d.Applications = count(len(apps), "application")
-			d.Connections = count(n, "connection")
+			d.Applications = len(apps)
+			d.Connections = n
 		}
 		events, err := h.store.ListAudit(ctx, rq.site.ID, 0, 5)
 		if err != nil {
@@ -55,7 +55,7 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, rq *request)
 		}
 		d.Recent = h.auditRows(r, events)
 	}
-	h.render(w, r, rq, http.StatusOK, "admin_dashboard", "Dashboard", d, h.takeFlash(ctx, rq))
+	h.render(w, r, rq, http.StatusOK, "admin_dashboard", "web.title.dashboard", d, h.takeFlash(ctx, rq))
 }
 
 // clientGrantCount is how many grants of the client still work (not

@@ -149,7 +149,7 @@ func (h *Handler) renderGrantRevokeConfirm(w http.ResponseWriter, r *http.Reques
 	member, _ := n.user(g.UserID)
 	d := confirmData{
 		chrome:  chromeFor(rq, "admin", "connections"),
-		Message: "Revoke " + client + "'s access to " + member + "'s account?",
+		Message: h.t(r, rq, "web.grants.question", "Name", client, "Member", member),
 		Details: []string{
 			"Its access and refresh tokens stop working at once. The member can connect the application again later; it will ask for their permission again.",
 		},
@@ -179,7 +179,7 @@ func (h *Handler) grantRevoke(w http.ResponseWriter, r *http.Request, rq *reques
 	n := h.namer(r.Context(), rq.site.ID)
 	client, _ := n.client(g.ClientID)
 	member, _ := n.user(g.UserID)
-	_ = h.setFlash(r.Context(), rq, flash{Kind: "ok", Message: client + " can no longer access " + member + "'s account."})
+	_ = h.setFlash(r.Context(), rq, flash{Kind: "ok", Message: h.t(r, rq, "web.grants.done", "Name", client, "Member", member)})
 	seeOther(w, r, grantsPath)
 }
 

@@ -71,7 +71,7 @@ func (h *Handler) limitsSave(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	for _, e := range h.limits.CheckOperatorSet(site, next) {
 		if errs[e.Name] == "" {
-			errs[e.Name] = "This value " + e.Reason + "."
+			errs[e.Name] = h.limitError(r, rq, e.Name)
 		}
 	}
 	if len(errs) > 0 {
@@ -97,4 +97,17 @@ func (h *Handler) limitsSave(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	_ = h.setFlash(r.Context(), rq, flash{Kind: "ok", Message: "Limits saved. Every server applies them within seconds."})
 	seeOther(w, r, "/admin/settings")
+}
+
+// limitError says, in the page's language, why a value of limit name was
+// refused: it is outside 1 to the limit's ceiling.
+func (h *Handler) limitError(r *http.Request, rq *request, name string) string {
+	l, ok := limits.Lookup(name)
+	if !ok {
+		return h.t(r, rq, "web.limits.err_unknown")
+	}
+	if l.TightenOnly {
+		return h.t(r, rq, "web.limits.err_tighten", "Max", h.limits.Ceiling(l.Name))
+	}
+	return h.t(r, rq, "web.limits.err_ceiling", "Max", h.limits.Ceiling(l.Name))
 }

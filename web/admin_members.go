@@ -16,7 +16,7 @@ const membersPath = "/admin/members"
 
 type memberRow struct {
 	Name, Email string
-	Roles       string
+	Roles       []string
 	Since       when
 }
 
@@ -65,7 +65,7 @@ func (h *Handler) renderMembers(w http.ResponseWriter, r *http.Request, rq *requ
 		d.Roles = append(d.Roles, storage.RoleOwner)
 	}
 	for _, m := range rows {
-		d.Members = append(d.Members, memberRow{Name: m.Name, Email: m.Email, Roles: strings.Join(m.Roles, ", "), Since: h.when(m.Since)})
+		d.Members = append(d.Members, memberRow{Name: m.Name, Email: m.Email, Roles: m.Roles, Since: h.when(m.Since)})
 	}
 	invs, _, err := h.store.ListInvitations(ctx, rq.site.ID, storage.Page{Limit: 200})
 	if err != nil {
@@ -121,7 +121,7 @@ func (h *Handler) memberInvite(w http.ResponseWriter, r *http.Request, rq *reque
 			return
 		}
 		h.audit(r, rq, "role.granted", "user:"+u.ID, map[string]any{"role": form.Role})
-		_ = h.setFlash(ctx, rq, flash{Kind: "ok", Message: email + " already had an account and is now " + form.Role + " at " + rq.site.Name + "."})
+		_ = h.setFlash(ctx, rq, flash{Kind: "ok", Message: h.t(r, rq, "web.members.granted", "Email", email, "Role", h.t(r, rq, "role."+form.Role), "Site", rq.site.Name)})
 	case errors.Is(err, storage.ErrNotFound):
 		inv, err := h.platform.Invite(ctx, rq.stored, email, form.Role, rq.user, h.now())
 		if errors.Is(err, platform.ErrMailLimited) {
@@ -133,7 +133,7 @@ func (h *Handler) memberInvite(w http.ResponseWriter, r *http.Request, rq *reque
 			return
 		}
 		h.audit(r, rq, "invitation.sent", "invitation:"+strconv.FormatInt(inv.ID, 10), map[string]any{"role": inv.Role, "email": inv.Email})
-		_ = h.setFlash(ctx, rq, flash{Kind: "ok", Message: "Invitation sent to " + email + ". The link in it works for 7 days."})
+		_ = h.setFlash(ctx, rq, flash{Kind: "ok", Message: h.t(r, rq, "web.members.invited", "Email", email)})
 	default:
 		h.fail(w, r, rq, err)
 		return
@@ -178,16 +178,16 @@ func (h *Handler) invitationResend(w http.ResponseWriter, r *http.Request, rq *r
 		return
 	}
 	h.audit(r, rq, "invitation.resent", "invitation:"+strconv.FormatInt(inv.ID, 10), map[string]any{"email": inv.Email})
-	_ = h.setFlash(r.Context(), rq, flash{Kind: "ok", Message: "Invitation sent again to " + inv.Email + ". The earlier link no longer works."})
+	_ = h.setFlash(r.Context(), rq, flash{Kind: "ok", Message: h.t(r, rq, "web.members.resent", "Email", inv.Email)})
 	seeOther(w, r, membersPath)
 }
 
 func (h *Handler) renderInvitationRevoke(w http.ResponseWriter, r *http.Request, rq *request, inv *storage.Invitation) {
 	d := confirmData{
 		chrome:    chromeFor(rq, "admin", "members"),
-		Message:   "Revoke the invitation of " + inv.Email + "?",
+		Message:   h.t(r, rq, "web.members.revoke_question", "Email", inv.Email),
 		Details:   []string{"The link in the invitation stops working at once. You can invite the address again later."},
-		Facts:     []fact{{"E-mail address", inv.Email}, {"Role", inv.Role}},
+		Facts:     []fact{{"E-mail address", inv.Email}, {"Role", h.t(r, rq, "role."+inv.Role)}},
 		Action:    membersPath + "/invitations/" + strconv.FormatInt(inv.ID, 10) + "/revoke",
 		Button:    "Revoke invitation",
 		Danger:    true,
@@ -219,22 +219,16 @@ func (h *Handler) invitationRevoke(w http.ResponseWriter, r *http.Request, rq *r
 		return
 	}
 	h.audit(r, rq, "invitation.revoked", "invitation:"+strconv.FormatInt(inv.ID, 10), map[string]any{"email": inv.Email})
-	_ = h.setFlash(r.Context(), rq, flash{Kind: "ok", Message: "The invitation of " + inv.Email + " was revoked."})
+	_ = h.setFlash(r.Context(), rq, flash{Kind: "ok", Message: h.t(r, rq, "web.members.revoked", "Email", inv.Email)})
 	seeOther(w, r, membersPath)
 }
 
 // until is a future moment as pages show it: "in 7 days", "in 3 hours".
 func (h *Handler) until(t time.Time) when {
 	w := h.when(t)
-	switch d := t.Sub(h.now()); {
-	case d <= 0:
-		w.Text = "expired"
-	case d < time.Hour:
-		w.Text = "in " + plural(max(1, int(d/time.Minute)), "minute")
-	case d < 48*time.Hour:
-		w.Text = "in " + plural(int(d/time.Hour), "hour")
-	default:
-		w.Text = "in " + plural(int(d/(24*time.Hour)), "day")
+	if !t.After(h.now()) {
+		w.Text = "time.expired"
 	}
+	w.Future = true
 	return w
 }

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
@@ -12,47 +11,39 @@ import (
 
 // when is a moment as pages show it: words for people, and a machine
 // readable value for the <time> element.
+// The page's language writes the words ("5 minutes ago", "vor 5
+// Minuten", "3 Mar 2026"; the full date and time as the <time>'s title).
 type when struct {
-	Text string // "5 minutes ago", "3 Mar 2026"
+	// Text is the message ID shown when there is no time ("time.never").
+	Text string
 	ISO  string // RFC 3339, UTC
-	Full string // "3 Mar 2026, 14:05 UTC"
+	// At is the moment, Now the page's clock.
+	At, Now time.Time
+	// Future moments read "in 3 days".
+	Future bool
 }
 
 func (h *Handler) when(t time.Time) when {
 	if t.IsZero() {
-		return when{Text: "never"}
+		return when{Text: "time.never"}
 	}
 	t = t.UTC()
-	return when{Text: ago(h.now(), t), ISO: t.Format(time.RFC3339), Full: t.Format("2 Jan 2006, 15:04 MST")}
-}
-
-// ago describes t relative to now for the last week, as a date before.
-func ago(now, t time.Time) string {
-	d := now.Sub(t)
-	switch {
-	case d < time.Minute:
-		return "just now"
-	case d < time.Hour:
-		return plural(int(d/time.Minute), "minute") + " ago"
-	case d < 24*time.Hour:
-		return plural(int(d/time.Hour), "hour") + " ago"
-	case d < 7*24*time.Hour:
-		return plural(int(d/(24*time.Hour)), "day") + " ago"
-	}
-	return t.Format("2 Jan 2006")
-}
-
-func plural(n int, unit string) string {
-	if n == 1 {
-		return "1 " + unit
-	}
-	return strconv.Itoa(n) + " " + unit + "s"
+	return when{ISO: t.Format(time.RFC3339), At: t, Now: h.now()}
 }
 
 // scopeWords is a scope in plain words, with its name for those who need it.
 type scopeWords struct {
 	Name        string
 	Description string
+}
+
+// Key is the message ID of the scope's wording; a scope since withdrawn
+// has none, and its name stands in (t returns an unknown ID as it is).
+func (s scopeWords) Key() string {
+	if _, ok := scope.Lookup(s.Name); ok {
+		return "scope." + s.Name
+	}
+	return s.Name
 }
 
 // describeScopes returns the scopes in the order the spec lists them, each
@@ -126,14 +117,4 @@ func paginate(total int, rawPage string, base string, q url.Values) (from, to in
 		p.NextURL = link(page + 1)
 	}
 	return from, to, p
-}
-
-// count is "1 application", "3 applications".
-func count(n int, noun string) string { return fmt.Sprintf("%d %s", n, pluralNoun(n, noun)) }
-
-func pluralNoun(n int, noun string) string {
-	if n == 1 {
-		return noun
-	}
-	return noun + "s"
 }

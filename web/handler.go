@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/lectern/lectern/internal/brand"
 	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/session"
@@ -20,6 +21,9 @@ import (
 type Store interface {
 	SiteByID(ctx context.Context, id tenant.ID) (*storage.Site, error)
 	UserByID(ctx context.Context, id string) (*storage.User, error)
+	SetUserLanguage(ctx context.Context, userID, lang string) error
+	Appearance(ctx context.Context, site tenant.ID) (*storage.Appearance, error)
+	SaveAppearance(ctx context.Context, a *storage.Appearance) error
 	RolesAt(ctx context.Context, site tenant.ID, userID string) ([]string, error)
 	ClientByID(ctx context.Context, site tenant.ID, clientID string) (*storage.Client, error)
 	GrantByID(ctx context.Context, site tenant.ID, id string) (*storage.Grant, error)
@@ -58,6 +62,9 @@ type Options struct {
 	// Limits are the platform's limits, which Settings shows and lets
 	// owners and admins set for their site. Nil: the built-in defaults.
 	Limits *limits.Config
+	// Brand is the sites' looks: pages wear them, /brand.css and
+	// /favicon.svg serve them, Settings changes them. Required.
+	Brand *brand.Source
 }
 
 // Handler serves /admin and /account.
@@ -73,14 +80,15 @@ type Handler struct {
 	ui       *ui.Renderer
 	mux      *http.ServeMux
 	limits   *limits.Config
+	brand    *brand.Source
 }
 
 var _ http.Handler = (*Handler)(nil)
 
 // New returns the handler of the admin area and the account pages.
 func New(o Options) (*Handler, error) {
-	if o.Store == nil || o.Cache == nil || o.Platform == nil || o.Sessions == nil || o.Revoker == nil || o.Pictures == nil || o.Logger == nil {
-		return nil, errors.New("web: Store, Cache, Platform, Sessions, Revoker, Pictures and Logger are required")
+	if o.Store == nil || o.Cache == nil || o.Platform == nil || o.Sessions == nil || o.Revoker == nil || o.Pictures == nil || o.Logger == nil || o.Brand == nil {
+		return nil, errors.New("web: Store, Cache, Platform, Sessions, Revoker, Pictures, Logger and Brand are required")
 	}
 	pages, err := pageFS()
 	if err != nil {
@@ -90,9 +98,10 @@ func New(o Options) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	renderer.WithBrand(o.Brand)
 	h := &Handler{
 		store: o.Store, cache: o.Cache, platform: o.Platform, sessions: o.Sessions, revoker: o.Revoker,
-		pictures: o.Pictures, logger: o.Logger, now: o.Now, ui: renderer, mux: http.NewServeMux(), limits: o.Limits,
+		pictures: o.Pictures, logger: o.Logger, now: o.Now, ui: renderer, mux: http.NewServeMux(), limits: o.Limits, brand: o.Brand,
 	}
 	if h.now == nil {
 		h.now = time.Now
@@ -108,6 +117,7 @@ func (h *Handler) routes() {
 	h.handle("GET /admin/settings", manager, h.settings)
 	h.handle("POST /admin/settings/beta", manager, h.betaToggle)
 	h.handle("POST /admin/settings/accounts", manager, h.accountSettings)
+	h.handle("POST /admin/settings/appearance", manager, h.appearanceSave)
 	h.handle("GET /admin/members", manager, h.members)
 	h.handle("POST /admin/members", manager, h.memberInvite)
 	h.handle("POST /admin/members/invitations/{id}/resend", manager, h.invitationResend)
@@ -155,6 +165,14 @@ func (h *Handler) routes() {
 	// Public: the picture claim points here (avatar.go).
 	h.mux.HandleFunc(generatedAvatarPattern, h.generatedAvatar)
 	h.mux.HandleFunc(uploadedAvatarPattern, h.uploadedAvatar)
+
+	// Public: the site's brand, and the language selector (language.go).
+	h.mux.HandleFunc("GET "+brand.StylesheetPath, h.brand.ServeStylesheet)
+	h.mux.HandleFunc("GET "+brand.IconPath, h.brand.ServeIcon)
+	h.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, brand.IconPath, http.StatusMovedPermanently)
+	})
+	h.mux.HandleFunc("GET "+ui.LanguagePath, h.chooseLanguage)
 }
 
 // ServeHTTP implements http.Handler.

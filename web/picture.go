@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
-	"fmt"
 	"image"
 	"image/jpeg"
 	"image/png"
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/image/draw"
 	"golang.org/x/image/webp"
 
+	"github.com/lectern/lectern/i18n"
 	"github.com/lectern/lectern/tenant"
 )
 
@@ -70,13 +70,16 @@ var pictureTypes = map[string]struct {
 // HTTP status it is answered with.
 type pictureError struct {
 	status int
-	msg    string
+	// key and args are the message (package i18n); msg is it in English.
+	key  string
+	args []any
+	msg  string
 }
 
 func (e *pictureError) Error() string { return e.msg }
 
-func refusePicture(status int, format string, args ...any) error {
-	return &pictureError{status: status, msg: fmt.Sprintf(format, args...)}
+func refusePicture(status int, key string, args ...any) error {
+	return &pictureError{status: status, key: key, args: args, msg: i18n.T(i18n.Default, key, args...)}
 }
 
 // processedPicture is what is stored: the new image's bytes and its file
@@ -99,24 +102,24 @@ func processPicture(ctx context.Context, declared string, data []byte) (*process
 	mt, _, _ := mime.ParseMediaType(declared)
 	kind, ok := pictureTypes[mt]
 	if !ok {
-		return nil, refusePicture(http.StatusUnsupportedMediaType, "A picture must be a PNG, JPEG or WebP image (this file is %s).", describeType(mt))
+		return nil, refusePicture(http.StatusUnsupportedMediaType, "web.picture.type", "Type", describeType(mt))
 	}
 	if len(data) == 0 {
-		return nil, refusePicture(http.StatusBadRequest, "The file is empty.")
+		return nil, refusePicture(http.StatusBadRequest, "web.picture.empty")
 	}
 	if len(data) > MaxPictureBytes {
-		return nil, refusePicture(http.StatusRequestEntityTooLarge, "A picture may be at most %d MiB.", MaxPictureBytes>>20)
+		return nil, refusePicture(http.StatusRequestEntityTooLarge, "web.picture.too_big", "MiB", MaxPictureBytes>>20)
 	}
 	if sniffed, _, _ := mime.ParseMediaType(http.DetectContentType(data)); sniffed != mt {
-		return nil, refusePicture(http.StatusUnsupportedMediaType, "The file's content is not the %s image it says it is.", describeType(mt))
+		return nil, refusePicture(http.StatusUnsupportedMediaType, "web.picture.mismatch", "Type", describeType(mt))
 	}
 	cfg, err := kind.config(bytes.NewReader(data))
 	if err != nil {
-		return nil, refusePicture(http.StatusUnprocessableEntity, "The file could not be read as a %s image.", describeType(mt))
+		return nil, refusePicture(http.StatusUnprocessableEntity, "web.picture.unreadable", "Type", describeType(mt))
 	}
 	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width > maxSourceSide || cfg.Height > maxSourceSide || cfg.Width*cfg.Height > maxSourcePixels {
-		return nil, refusePicture(http.StatusUnprocessableEntity, "The image is %d×%d pixels; pictures may have at most %d pixels a side and %d megapixels.",
-			cfg.Width, cfg.Height, maxSourceSide, maxSourcePixels/1_000_000)
+		return nil, refusePicture(http.StatusUnprocessableEntity, "web.picture.dimensions",
+			"Width", cfg.Width, "Height", cfg.Height, "Side", maxSourceSide, "Megapixels", maxSourcePixels/1_000_000)
 	}
 	select {
 	case decodeSlots <- struct{}{}:
@@ -126,7 +129,7 @@ func processPicture(ctx context.Context, declared string, data []byte) (*process
 	}
 	src, err := kind.decode(bytes.NewReader(data))
 	if err != nil {
-		return nil, refusePicture(http.StatusUnprocessableEntity, "The file could not be read as a %s image.", describeType(mt))
+		return nil, refusePicture(http.StatusUnprocessableEntity, "web.picture.unreadable", "Type", describeType(mt))
 	}
 	dst := squarePicture(src)
 	var out bytes.Buffer

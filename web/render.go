@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/lectern/lectern/i18n"
 	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
@@ -55,6 +56,23 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, rq *request, st
 		p.Flash = &ui.Flash{Kind: f.Kind, Message: f.Message}
 	}
 	h.ui.Render(w, r, status, page, p)
+}
+
+// lang is the language of rq's page (package i18n: the person's choice,
+// their browser's, the site's default).
+func lang(r *http.Request, rq *request) string {
+	def := ""
+	if rq != nil && rq.site != nil {
+		def = rq.site.Locale
+	}
+	return i18n.Resolve(r, def)
+}
+
+// t is message id in the language of rq's page, for text a handler
+// composes (messages with names in them); fixed sentences are translated
+// when the page is rendered (i18n.Text).
+func (h *Handler) t(r *http.Request, rq *request, id string, args ...any) string {
+	return i18n.T(lang(r, rq), id, args...)
 }
 
 // problemData is the page of a refusal or failure.

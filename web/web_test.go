@@ -60,14 +60,14 @@ func TestEveryPageRenders(t *testing.T) {
 	ago := h.when(testNow.Add(-3 * time.Hour))
 	choices := scopeChoices(storage.AudienceMember, newAppScopes)
 	errs := fieldErrors{Name: "Name: is required", RedirectURIs: "bad uri", Scopes: `unknown scope "x"`, Type: "choose", Form: "form"}
-	app := appView{Name: "Study Buddy", ClientID: "lct_x", Type: "Confidential", Audience: "member", Confidential: true,
-		RedirectURIs: []string{"http://127.0.0.1/cb"}, Scopes: describeScopes(newAppScopes), Created: ago, LastUsed: when{Text: "not yet"},
+	app := appView{Name: "Study Buddy", ClientID: "lct_x", Type: "confidential", Audience: "member", Confidential: true,
+		RedirectURIs: []string{"http://127.0.0.1/cb"}, Scopes: describeScopes(newAppScopes), Created: ago, LastUsed: when{Text: "time.not_yet"},
 		URL: appURL("lct_x"), RotateURL: "/r", DeleteURL: "/d", ConnectionsURL: "/c"}
 	samples := map[string]struct {
 		data any
 		want []string
 	}{
-		"admin_dashboard": {dashboardData{chrome: admin, Role: "owner", Manager: true, BetaOn: true, Applications: "2 applications",
+		"admin_dashboard": {dashboardData{chrome: admin, Role: "owner", Manager: true, BetaOn: true, Applications: 2,
 			Recent: []auditRow{{When: ago, Actor: "a@b", Action: "client.created", Target: "lct_x"}}}, []string{"2 applications", "client.created"}},
 		"admin_settings": {settingsData{chrome: admin, BetaOn: false}, []string{"Turn on MCP connections", `name="enabled" value="on"`}},
 		"admin_apps": {appListData{chrome: admin, Apps: []appRow{{Name: "Study Buddy", ClientID: "lct_x", URL: "/a", Scopes: describeScopes([]string{"openid"}), Created: ago}},
@@ -91,7 +91,7 @@ func TestEveryPageRenders(t *testing.T) {
 			Facts: []fact{{"Client ID", "lct_x"}}, Action: "/x", Hidden: []hiddenField{{"client_id", "lct_x"}}, Button: "Delete", Danger: true, CancelURL: "/c"},
 			[]string{`name="confirm" value="yes"`, `name="client_id" value="lct_x"`, `class="danger"`}},
 		"web_problem": {problemData{chrome: admin, Message: "Nope", Links: []link{{"Home", "/admin"}}}, []string{"Nope"}},
-		"admin_members": {membersData{chrome: admin, Members: []memberRow{{Name: "Sam", Email: "s@x", Roles: "student", Since: ago}},
+		"admin_members": {membersData{chrome: admin, Members: []memberRow{{Name: "Sam", Email: "s@x", Roles: []string{"student"}, Since: ago}},
 			Invitations: []invitationRow{{ID: 3, Email: "new@x", Role: "lecturer", Sent: ago, Expires: ago, ResendURL: "/admin/members/invitations/3/resend", Revoke: "/admin/members/invitations/3/revoke"}},
 			Form:        inviteForm{Role: "student", Error: "Enter an e-mail address."}, Roles: []string{"student", "owner"}},
 			[]string{`action="/admin/members/invitations/3/resend"`, `href="/admin/members/invitations/3/revoke"`, "new@x", "Enter an e-mail address.", `<option value="student" selected>`}},
@@ -221,17 +221,6 @@ func TestLines(t *testing.T) {
 	}
 }
 
-func TestAgo(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		10 * time.Second: "just now", time.Minute: "1 minute ago", 5 * time.Minute: "5 minutes ago",
-		2 * time.Hour: "2 hours ago", 30 * time.Hour: "1 day ago", 8 * 24 * time.Hour: "23 Feb 2026",
-	} {
-		if got := ago(testNow, testNow.Add(-d)); got != want {
-			t.Errorf("ago(-%s) = %q, want %q", d, got, want)
-		}
-	}
-}
-
 // A flash message is seen once, and only by its session.
 func TestFlashOncePerSession(t *testing.T) {
 	h := testHandler(t)
@@ -332,7 +321,7 @@ func TestDeviceAndPlaceForPeople(t *testing.T) {
 		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36 Edg/131.0":                   "Edge on Windows",
 		"": "Unknown device",
 	} {
-		if got := deviceOf(ua); got != want {
+		if got := deviceOf("en", ua); got != want {
 			t.Errorf("deviceOf(%q) = %q; want %q", ua, got, want)
 		}
 	}
@@ -342,7 +331,7 @@ func TestDeviceAndPlaceForPeople(t *testing.T) {
 		{"2001:db8:1:2::5", "", "Network 2001:db8:1::/48"},
 		{"", "203.0.113.7", "Unknown network"},
 	} {
-		if got := placeOf(c.ip, c.here); got != c.want {
+		if got := placeOf("en", c.ip, c.here); got != c.want {
 			t.Errorf("placeOf(%q, %q) = %q; want %q", c.ip, c.here, got, c.want)
 		}
 	}

@@ -180,3 +180,7 @@ func Parse(s string) []string {
 
 // Join is the inverse of Parse.
 func Join(scopes []string) string { return strings.Join(scopes, " ") }
+
+// Key is the message ID of the scope's consent wording in the catalogs of
+// package i18n ("scope.courses:read"); Description is its English text.
+func (s Scope) Key() string { return "scope." + s.Name }

@@ -85,6 +85,11 @@ func Seed(ctx context.Context, p *platform.Platform, load Loader, port int, now 
 		if err := p.CreateSite(ctx, s); err != nil {
 			return nil, fmt.Errorf("demo: site %s: %w", s.Slug, err)
 		}
+		a := Appearance(s.Slug)
+		a.SiteID = s.ID
+		if err := p.Store.SaveAppearance(ctx, &a); err != nil {
+			return nil, fmt.Errorf("demo: appearance of %s: %w", s.Slug, err)
+		}
 	}
 	people := []struct{ email, name, pw string }{
 		{OwnerEmail, "Olivia Owner", OwnerPassword},
@@ -142,4 +147,15 @@ func MemberClient(site tenant.ID) *storage.Client {
 		Type: storage.ClientPublic, ApplicationType: "native", RedirectURIs: []string{LoopbackRedirect},
 		Scopes: scope.MemberDefault(), Source: storage.SourceAdmin, Reviewed: true, CreatedBy: "demo-seed",
 	}
+}
+
+// Appearance is the theme of a demo site, distinct for each so the
+// difference shows on `make run`: the academy in indigo on white, the
+// open school in forest green on cream. Both pass the contrast check of
+// PUT /appearance (a test holds them to it).
+func Appearance(slug string) storage.Appearance {
+	if slug == OpenSlug {
+		return storage.Appearance{PrimaryColor: "#166534", AccentColor: "#f97316", BackgroundColor: "#fffbeb", TextColor: "#1c1917"}
+	}
+	return storage.Appearance{PrimaryColor: "#3730a3", AccentColor: "#f59e0b", BackgroundColor: "#ffffff", TextColor: "#1e1b4b"}
 }

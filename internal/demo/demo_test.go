@@ -13,6 +13,7 @@ import (
 
 	"github.com/lectern/lectern/authserver/keys"
 	"github.com/lectern/lectern/authserver/password"
+	"github.com/lectern/lectern/internal/brand"
 	"github.com/lectern/lectern/internal/demo"
 	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
@@ -353,5 +354,18 @@ func testSeedAgain(t *testing.T, s *seeded) {
 	sites, err := s.store.ListSites(t.Context(), 0, 100)
 	if err != nil || len(sites) != 2 {
 		t.Errorf("%d sites after seeding twice (%v), want 2", len(sites), err)
+	}
+}
+
+// The demo sites wear distinct themes that pass the contrast check.
+func TestDemoAppearancesAreDistinctAndReadable(t *testing.T) {
+	a, o := demo.Appearance(demo.AcademySlug), demo.Appearance(demo.OpenSlug)
+	if a.PrimaryColor == o.PrimaryColor || a.BackgroundColor == o.BackgroundColor {
+		t.Errorf("the demo sites look alike: %+v and %+v", a, o)
+	}
+	for _, x := range []storage.Appearance{a, o} {
+		if e := brand.Check(brand.Colors{Primary: x.PrimaryColor, Accent: x.AccentColor, Background: x.BackgroundColor, Text: x.TextColor}); e != nil {
+			t.Errorf("%+v: %v", x, e)
+		}
 	}
 }

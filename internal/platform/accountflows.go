@@ -41,7 +41,7 @@ func (p *Platform) RequestPasswordReset(ctx context.Context, site *storage.Site,
 		return err
 	}
 	tok, hash := NewLinkToken()
-	m, err := p.compose(lmail.KindPasswordReset, site, lmail.Data{
+	m, err := p.compose(ctx, lmail.KindPasswordReset, site, u.Language, lmail.Data{
 		To: u.Email, Name: u.Name, Link: link(site, "/password/reset", tok), ValidMinutes: int(ResetLifetime / time.Minute)})
 	if err != nil {
 		return err
@@ -117,6 +117,19 @@ type SignUpForm struct {
 	// BrowserHash the SHA-256 of the cookie of the browser that signed up.
 	AuthRequest string
 	BrowserHash []byte
+	// Lang is the language of the page the person signed up on: their
+	// mail is in it.
+	Lang string
+}
+
+// firstOf is the first of langs that is set.
+func firstOf(langs ...string) string {
+	for _, l := range langs {
+		if l != "" {
+			return l
+		}
+	}
+	return ""
 }
 
 // CheckSignUp validates a sign-up's name and address.
@@ -136,7 +149,7 @@ func (p *Platform) RequestSignUp(ctx context.Context, site *storage.Site, f Sign
 	u, err := p.Store.UserByEmail(ctx, f.Email)
 	switch {
 	case err == nil:
-		m, err := p.compose(lmail.KindSignUpExists, site, lmail.Data{To: u.Email, Name: u.Name})
+		m, err := p.compose(ctx, lmail.KindSignUpExists, site, firstOf(u.Language, f.Lang), lmail.Data{To: u.Email, Name: u.Name})
 		if err != nil {
 			return err
 		}
@@ -149,7 +162,7 @@ func (p *Platform) RequestSignUp(ctx context.Context, site *storage.Site, f Sign
 		return err
 	}
 	tok, hash := NewLinkToken()
-	m, err := p.compose(lmail.KindSignUpVerify, site, lmail.Data{
+	m, err := p.compose(ctx, lmail.KindSignUpVerify, site, f.Lang, lmail.Data{
 		To: f.Email, Name: f.Name, Link: link(site, "/signup/verify", tok), ValidHours: int(SignUpLifetime / time.Hour)})
 	if err != nil {
 		return err
@@ -199,7 +212,7 @@ func (p *Platform) RequestEmailChange(ctx context.Context, site *storage.Site, u
 	if err := p.allowMail(ctx, lmail.KindEmailChangeVerify, newEmail); err != nil {
 		return err
 	}
-	notice, err := p.compose(lmail.KindEmailChangeNotice, site, lmail.Data{To: u.Email, Name: u.Name, NewEmail: newEmail})
+	notice, err := p.compose(ctx, lmail.KindEmailChangeNotice, site, u.Language, lmail.Data{To: u.Email, Name: u.Name, NewEmail: newEmail})
 	if err != nil {
 		return err
 	}
@@ -215,7 +228,7 @@ func (p *Platform) RequestEmailChange(ctx context.Context, site *storage.Site, u
 		return err
 	}
 	tok, hash := NewLinkToken()
-	m, err := p.compose(lmail.KindEmailChangeVerify, site, lmail.Data{
+	m, err := p.compose(ctx, lmail.KindEmailChangeVerify, site, u.Language, lmail.Data{
 		To: newEmail, Name: u.Name, NewEmail: newEmail, Link: link(site, "/email/confirm", tok), ValidHours: int(EmailChangeLifetime / time.Hour)})
 	if err != nil {
 		return err

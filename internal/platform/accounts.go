@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lectern/lectern/i18n"
 	lmail "github.com/lectern/lectern/mail"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
@@ -77,10 +78,23 @@ func (p *Platform) SenderOf(site *storage.Site) lmail.From {
 	return f
 }
 
-// compose renders a message of kind for site.
-func (p *Platform) compose(kind string, site *storage.Site, d lmail.Data) (*storage.OutboxMessage, error) {
+// compose renders a message of kind for site, in the site's colours and in
+// lang: the recipient's language (their account's, or the page's they
+// used), else the site's default language.
+func (p *Platform) compose(ctx context.Context, kind string, site *storage.Site, lang string, d lmail.Data) (*storage.OutboxMessage, error) {
 	if p.Mail == nil || p.Mail.Templates == nil {
 		return nil, errors.New("platform: mail is not configured")
+	}
+	d.Lang = i18n.Normalize(lang)
+	if d.Lang == "" {
+		d.Lang = i18n.Normalize(site.Locale)
+	}
+	a, err := p.Store.Appearance(ctx, site.ID)
+	switch {
+	case err == nil:
+		d.PrimaryColor, d.AccentColor, d.BackgroundColor, d.TextColor = a.PrimaryColor, a.AccentColor, a.BackgroundColor, a.TextColor
+	case !errors.Is(err, storage.ErrNotFound):
+		return nil, err
 	}
 	d.SiteName, d.SiteOrigin = site.Name, site.Origin
 	d.SignInLink = site.Origin + "/login"

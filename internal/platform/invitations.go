@@ -37,7 +37,7 @@ func (p *Platform) Invite(ctx context.Context, site *storage.Site, email, role s
 	tok, hash := NewLinkToken()
 	inv := &storage.Invitation{SiteID: site.ID, Email: email, Role: role, TokenHash: hash, InvitedBy: inviter.ID,
 		CreatedAt: now, SentAt: now, ExpiresAt: now.Add(InvitationLifetime)}
-	m, err := p.invitationMail(site, inv, tok, inviter)
+	m, err := p.invitationMail(ctx, site, inv, tok, inviter)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func (p *Platform) renew(ctx context.Context, site *storage.Site, id int64, emai
 	}
 	tok, hash := NewLinkToken()
 	draft := &storage.Invitation{Email: email, Role: role}
-	m, err := p.invitationMail(site, draft, tok, inviter)
+	m, err := p.invitationMail(ctx, site, draft, tok, inviter)
 	if err != nil {
 		return nil, err
 	}
@@ -86,8 +86,10 @@ func (p *Platform) renew(ctx context.Context, site *storage.Site, id int64, emai
 	return inv, nil
 }
 
-func (p *Platform) invitationMail(site *storage.Site, inv *storage.Invitation, tok string, inviter *storage.User) (*storage.OutboxMessage, error) {
-	return p.compose(lmail.KindInvitation, site, lmail.Data{
+// invitationMail is in the site's default language: the invitee may have
+// no account, and the inviter's language need not be theirs.
+func (p *Platform) invitationMail(ctx context.Context, site *storage.Site, inv *storage.Invitation, tok string, inviter *storage.User) (*storage.OutboxMessage, error) {
+	return p.compose(ctx, lmail.KindInvitation, site, "", lmail.Data{
 		To: inv.Email, Link: link(site, "/invitations/accept", tok), Role: inv.Role,
 		InvitedBy: inviter.Name, ValidDays: int(InvitationLifetime / (24 * time.Hour)),
 	})

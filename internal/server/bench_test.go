@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,3 +93,38 @@ func BenchmarkSiteResolution(b *testing.B) { benchmarkPath(b, vocab.ProtectedRes
 
 // BenchmarkJWKS serves each site's JWKS.
 func BenchmarkJWKS(b *testing.B) { benchmarkPath(b, vocab.JWKSPath) }
+
+// BenchmarkSignInPage serves the sign-in page to a browser asking for
+// German, and for comparison English (Accept-Language), through the whole
+// stack: site resolution, the language choice, the site's brand (kept in
+// memory), the CSRF cookie and the template set of the language.
+func BenchmarkSignInPage(b *testing.B) {
+	s, hosts := benchServer(b, 10)
+	for _, lang := range []string{"de", "en"} {
+		b.Run("lang="+lang, func(b *testing.B) {
+			reqs := make([]*http.Request, len(hosts))
+			for i, h := range hosts {
+				reqs[i] = httptest.NewRequest(http.MethodGet, "/login", nil)
+				reqs[i].Host = h
+				reqs[i].TLS = &tls.ConnectionState{} // the sites are https
+				reqs[i].Header.Set("Accept-Language", lang+";q=0.9,fr;q=0.1")
+			}
+			for _, r := range reqs {
+				rec := httptest.NewRecorder()
+				s.echo.ServeHTTP(rec, r)
+				if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `<html lang="`+lang+`">`) {
+					b.Fatalf("%s/login: %d, not in %s:\n%.300s", r.Host, rec.Code, lang, rec.Body)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				rec := httptest.NewRecorder()
+				s.echo.ServeHTTP(rec, reqs[i%len(reqs)])
+				if rec.Code != http.StatusOK {
+					b.Fatalf("status %d", rec.Code)
+				}
+			}
+		})
+	}
+}

@@ -19,6 +19,7 @@ func (s *Server) mountAdminAPI() {
 		Files:    s.files,
 		Logger:   a.Logger,
 		Limits:   &a.Config.Limits,
+		Brand:    s.brand,
 	})
 	h.Register(e, vocab.OpenAPIPath)
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lectern/lectern/internal/brand"
+	"github.com/lectern/lectern/ui"
 	"github.com/lectern/lectern/vocab"
 	"github.com/lectern/lectern/web"
 )
@@ -19,7 +21,7 @@ func (s *Server) mountWeb() {
 	e, a := s.echo, s.app
 	h, err := web.New(web.Options{
 		Store: a.Store, Cache: a.Cache, Platform: a.Platform, Sessions: s.sessions,
-		Revoker: s.verifier, Pictures: s.files, Logger: a.Logger, Limits: &a.Config.Limits,
+		Revoker: s.verifier, Pictures: s.files, Logger: a.Logger, Limits: &a.Config.Limits, Brand: s.brand,
 	})
 	if err != nil {
 		// The templates are embedded and every test run parses them: this
@@ -31,4 +33,9 @@ func (s *Server) mountWeb() {
 		e.Any(path, wh)
 	}
 	e.Match([]string{http.MethodGet, http.MethodHead}, vocab.AvatarsPath+"/*", wh)
+	// The site's brand and the language selector (issue 19).
+	e.Match([]string{http.MethodGet, http.MethodHead}, brand.StylesheetPath, wh)
+	e.Match([]string{http.MethodGet, http.MethodHead}, brand.IconPath, wh)
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/favicon.ico", wh)
+	e.GET(ui.LanguagePath, wh)
 }

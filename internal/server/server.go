@@ -19,6 +19,7 @@ import (
 	"github.com/lectern/lectern/authserver/cimd"
 	"github.com/lectern/lectern/authserver/password"
 	"github.com/lectern/lectern/discovery"
+	"github.com/lectern/lectern/internal/brand"
 	"github.com/lectern/lectern/mail"
 	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/tenant"
@@ -41,6 +42,8 @@ type Server struct {
 	files    adminapi.FileStore
 	mailer   *mail.Sender
 	mailDesc string
+	// brand dresses every page in its site's appearance.
+	brand *brand.Source
 
 	readiness *readiness
 	// draining is set when shutdown begins: /readyz answers 503 while
@@ -163,10 +166,12 @@ func (s *Server) buildHandlers() error {
 	a := s.app
 	s.verifier = bearer.New(bearer.Options{Keys: a.Keys, Store: a.Store, Cache: a.Cache, Logger: a.Logger})
 	s.sessions = session.NewStore(a.Cache, time.Now)
+	s.brand = brand.New(a.Store, a.Logger)
 	renderer, err := ui.NewRenderer(a.Logger)
 	if err != nil {
 		return err
 	}
+	renderer.WithBrand(s.brand)
 	fetcher := cimd.New(cimd.Options{
 		Cache: a.Cache, Logger: a.Logger, RootCAs: a.Config.CIMDTestRoots, AllowLoopbackForTests: a.Config.CIMDTestRoots != nil,
 	})

@@ -56,6 +56,20 @@ func (s *Store) SetUserPicture(ctx context.Context, userID, file string) (string
 	return previous, mapErr(err)
 }
 
+// SetUserLanguage implements storage.UserStore: only language and
+// updated_at change.
+func (s *Store) SetUserLanguage(ctx context.Context, userID, lang string) error {
+	res := s.db.WithContext(ctx).Model(&storage.User{}).Where("id = ?", userID).
+		Updates(map[string]any{"language": lang, "updated_at": time.Now().UTC()})
+	if res.Error != nil {
+		return mapErr(res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return storage.ErrNotFound
+	}
+	return nil
+}
+
 // UserByID implements storage.UserStore.
 func (s *Store) UserByID(ctx context.Context, id string) (*storage.User, error) {
 	var u storage.User

@@ -41,6 +41,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) storage.Store) {
 		{"UserCreate", testUserCreate},
 		{"UserUpdate", testUserUpdate},
 		{"UserPicture", testUserPicture},
+		{"UserLanguage", testUserLanguage},
 		{"Roles", testRoles},
 		{"SitesOfUser", testSitesOfUser},
 		{"ClientCreate", testClientCreate},
@@ -664,6 +665,26 @@ func testUserPicture(t *testing.T, f *fixture) {
 	}
 	_, err = f.s.SetUserPicture(f.ctx, "ghost", "cccc.png")
 	wantErr(t, err, storage.ErrNotFound, "SetUserPicture(unknown user)")
+}
+
+// testUserLanguage: SetUserLanguage remembers the chosen language on the
+// account alone.
+func testUserLanguage(t *testing.T, f *fixture) {
+	u := f.user(t, "lang@example.test")
+	other := f.user(t, "nolang@example.test")
+	if u.Language != "" {
+		t.Fatalf("a new user has language %q; want none", u.Language)
+	}
+	must(t, f.s.SetUserLanguage(f.ctx, u.ID, "de"), "SetUserLanguage")
+	got, err := f.s.UserByID(f.ctx, u.ID)
+	must(t, err, "UserByID")
+	if got.Language != "de" || got.Name != u.Name || got.PasswordHash != u.PasswordHash {
+		t.Errorf("after SetUserLanguage(de): %+v", got)
+	}
+	if o, _ := f.s.UserByID(f.ctx, other.ID); o.Language != "" {
+		t.Errorf("another user's language became %q", o.Language)
+	}
+	wantErr(t, f.s.SetUserLanguage(f.ctx, "ghost", "fr"), storage.ErrNotFound, "SetUserLanguage(unknown user)")
 }
 
 func (f *fixture) roles(t *testing.T, site *storage.Site, userID string) []string {

@@ -31,14 +31,14 @@
     }
     return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
   }
-  function post(url, fields) {
+  function post(url, fields, failed) {
     return fetch(url, {
       method: "POST", body: new URLSearchParams(fields), credentials: "same-origin",
       headers: { "Accept": "application/json" }
     }).then(function (r) {
       return r.json().then(function (j) {
         if (!r.ok) {
-          throw new Error(j.error || "The request failed.");
+          throw new Error(j.error || failed);
         }
         return j;
       });
@@ -62,6 +62,10 @@
     var register = form.getAttribute("data-passkey") === "register";
     var status = form.querySelector(".passkey-status");
     var button = form.querySelector("button");
+    // The page's language: the template puts the two sentences the script
+    // may show on the form; English when it does not.
+    var failed = form.getAttribute("data-msg-failed") || "The request failed.";
+    var noneUsed = form.getAttribute("data-msg-none") || "No passkey was used.";
     form.hidden = false;
     form.addEventListener("submit", function (ev) {
       ev.preventDefault();
@@ -71,7 +75,7 @@
         status.hidden = true;
       }
       button.disabled = true;
-      post(form.getAttribute("data-begin"), fields).then(function (begin) {
+      post(form.getAttribute("data-begin"), fields, failed).then(function (begin) {
         var o = begin.options.publicKey;
         o.challenge = toBuffer(o.challenge);
         var list = register ? o.excludeCredentials : o.allowCredentials;
@@ -86,14 +90,14 @@
         return asked.then(function (c) {
           fields.ceremony = begin.ceremony;
           fields.credential = credentialJSON(c);
-          return post(form.getAttribute("data-finish"), fields);
+          return post(form.getAttribute("data-finish"), fields, failed);
         });
       }).then(function (done) {
         window.location.assign(done.redirect);
       }).catch(function (err) {
         button.disabled = false;
         if (status) {
-          status.textContent = err && err.name === "NotAllowedError" ? "No passkey was used." : String(err && err.message || err);
+          status.textContent = err && err.name === "NotAllowedError" ? noneUsed : String(err && err.message || err);
           status.hidden = false;
         }
       });
