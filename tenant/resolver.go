@@ -84,6 +84,7 @@ type entry struct {
 
 type call struct {
 	done chan struct{}
+	gen  uint64 // r.gen when the lookup started
 	site *Site
 	err  error
 }
@@ -178,18 +179,20 @@ func (r *Resolver) revalidate(ctx context.Context, host string) {
 
 // start returns the lookup of host in flight, starting one (in its own
 // goroutine, detached from ctx's cancellation, bounded by
-// revalidateTimeout) when there is none. started reports which.
+// revalidateTimeout) when there is none. started reports which. A lookup
+// that began before the last invalidation is not joined: it may have read
+// the site as it was before the change the invalidation announced, and a
+// request after the broadcast must see the change.
 func (r *Resolver) start(ctx context.Context, host string) (c *call, started bool) {
 	r.mu.Lock()
-	if c, ok := r.inflight[host]; ok {
+	if c, ok := r.inflight[host]; ok && c.gen == r.gen {
 		r.mu.Unlock()
 		return c, false
 	}
-	c = &call{done: make(chan struct{})}
+	c = &call{done: make(chan struct{}), gen: r.gen}
 	r.inflight[host] = c
-	gen := r.gen
 	r.mu.Unlock()
-	go r.fill(context.WithoutCancel(ctx), host, c, gen)
+	go r.fill(context.WithoutCancel(ctx), host, c, c.gen)
 	return c, true
 }
 
@@ -205,7 +208,9 @@ func (r *Resolver) fill(ctx context.Context, host string, c *call, gen uint64) {
 
 	now := time.Now()
 	r.mu.Lock()
-	delete(r.inflight, host)
+	if r.inflight[host] == c { // not replaced by a lookup after an invalidation
+		delete(r.inflight, host)
+	}
 	if gen == r.gen { // an invalidation during the lookup makes the answer suspect
 		switch {
 		case err == nil:

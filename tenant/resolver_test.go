@@ -272,3 +272,59 @@ func TestResolverBoundsUnknownHosts(t *testing.T) {
 		t.Fatalf("%d unknown hosts remembered; want at most 10", n)
 	}
 }
+
+// snapshotLookup reads the site when the lookup starts and answers after
+// delay, like a query whose row was read before a concurrent update
+// committed.
+type snapshotLookup struct {
+	mu    sync.Mutex
+	site  *Site
+	delay time.Duration
+}
+
+func (l *snapshotLookup) LookupHost(ctx context.Context, host string) (*Site, error) {
+	l.mu.Lock()
+	s := l.site
+	l.mu.Unlock()
+	time.Sleep(l.delay)
+	return s, nil
+}
+
+func (l *snapshotLookup) set(s *Site) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.site = s
+}
+
+// TestResolverInvalidateDoesNotJoinAnEarlierLookup: a request after the
+// invalidation broadcast must not be answered by a lookup that began
+// before it (a stale-while-revalidate refresh in flight read the site
+// before the change).
+func TestResolverInvalidateDoesNotJoinAnEarlierLookup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &snapshotLookup{site: &Site{ID: 1, Slug: "old"}, delay: time.Second}
+		r := NewResolver(l, &ResolverOptions{TTL: 5 * time.Second})
+		ctx := context.Background()
+		if s, err := r.Resolve(ctx, "a.test"); err != nil || s.Slug != "old" {
+			t.Fatalf("first resolution: %v, %v", s, err)
+		}
+		time.Sleep(6 * time.Second)
+		// Stale: answered at once, a refresh starts and reads "old".
+		if s, _ := r.Resolve(ctx, "a.test"); s.Slug != "old" {
+			t.Fatalf("stale answer: %q", s.Slug)
+		}
+		time.Sleep(10 * time.Millisecond)
+		l.set(&Site{ID: 1, Slug: "new"}) // the change commits
+		r.Invalidate(1)                  // and its broadcast arrives
+		if s, err := r.Resolve(ctx, "a.test"); err != nil || s.Slug != "new" {
+			t.Fatalf("after the broadcast: %v, %v; want the changed site, not the refresh begun before it", s, err)
+		}
+		time.Sleep(2 * time.Second) // the earlier refresh ends; it must not be cached
+		if s, _ := r.Resolve(ctx, "a.test"); s.Slug != "new" {
+			t.Fatalf("after the earlier refresh ended: %q; want new", s.Slug)
+		}
+		if s := r.Stats(); s.Entries != 1 {
+			t.Fatalf("entries %d; want 1", s.Entries)
+		}
+	})
+}

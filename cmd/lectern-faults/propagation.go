@@ -25,8 +25,11 @@ func propagation(ctx context.Context, e *env, l *load) (string, error) {
 	var notes []string
 	fail := func(format string, args ...any) { l.t.violate(format, args...) }
 
-	// A change through replica 1's admin area: the owner saves a new
-	// sender name; replica 3's settings page shows it.
+	// A change through replica 1's admin area: the owner opens sign-up (or
+	// closes it) and saves a new sender name. Replica 3 has the site in its
+	// resolver cache (it answered /signup before the change): its /signup
+	// page, which reads the cached site, changes only through the broadcast;
+	// its settings page (read from the database) shows the new name.
 	owner := newClient(e.r.origin(), r1.addr())
 	o, err := owner.browser.Authorize(owner.oauth(e.r.clients[0]).AuthCodeURL("s", oauth2S256(), resourceParam(e.r.origin())),
 		oauthtest.Options{Email: demo.OwnerEmail, Password: demo.OwnerPassword})
@@ -42,18 +45,43 @@ func propagation(ctx context.Context, e *env, l *load) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("replica 1 /admin/settings (%d): %w", page.Status, err)
 	}
+	anon3 := newClient(e.r.origin(), r3.addr())
+	signUpWas, _, err := anon3.get("/signup")
+	if err != nil || (signUpWas != 200 && signUpWas != 404) {
+		return "", fmt.Errorf("replica 3 /signup before the change: %d %v", signUpWas, err)
+	}
+	signUpWant := 200 // sign-up flips
+	if signUpWas == 200 {
+		signUpWant = 404
+		form.Values.Del("signup")
+	} else {
+		form.Values.Set("signup", "on")
+	}
 	marker := "Faults " + randText()[:8]
 	form.Values.Set("mail_from_name", marker)
-	if p, err := owner.browser.PostForm(e.r.origin()+"/admin/settings/accounts", form.Values); err != nil || p.Status >= 400 {
-		return "", fmt.Errorf("saving the settings through replica 1: %v %v", p, err)
+	saved, err := owner.browser.PostForm(e.r.origin()+"/admin/settings/accounts", form.Values)
+	if err != nil || saved.Status != 303 || saved.Header.Get("Location") != "/admin/settings" {
+		return "", fmt.Errorf("saving the settings through replica 1: %v %v", saved, err)
 	}
 	on3 := owner.withAddr(r3.addr())
+	var last string // what replica 3 answered last, for the report
 	took, ok := waitUntil(5*time.Second, func() bool {
-		code, body, err := on3.get("/admin/settings")
-		return err == nil && code == 200 && strings.Contains(body, marker)
+		p, err := on3.browser.Get(e.r.origin() + "/admin/settings")
+		if err != nil {
+			last = "settings: " + err.Error()
+			return false
+		}
+		last = "settings " + strconv.Itoa(p.Status)
+		if loc := p.Header.Get("Location"); loc != "" {
+			last += " to " + loc
+		}
+		code, _, err := anon3.get("/signup")
+		last += fmt.Sprintf(", /signup %d %v (want %d)", code, err, signUpWant)
+		return p.Status == 200 && strings.Contains(p.Body, marker) && err == nil && code == signUpWant
 	})
 	if !ok || took > broadcastBound {
-		fail("a site change through replica 1 was not served by replica 3 within %s (took %s, seen %v)", broadcastBound, took, ok)
+		fail("a site change through replica 1 was not served by replica 3 within %s (took %s, seen %v; replica 3 last answered %s)",
+			broadcastBound, took, ok, last)
 	}
 	notes = append(notes, fmt.Sprintf("site change 1→3 in %d ms", took.Milliseconds()))
 

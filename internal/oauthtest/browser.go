@@ -217,13 +217,17 @@ func (b *Browser) submit(page *Page, f *Form, decision string) (*Page, error) {
 // Form is a parsed HTML form.
 type Form struct {
 	Action, Method string
-	// Values are the form's inputs with their current values (not buttons).
+	// Values are what a browser submits for the form's inputs as they
+	// stand (not buttons): a checkbox or radio button only when checked, no
+	// disabled input.
 	Values url.Values
 	// Buttons are the submit buttons' name=value pairs.
 	Buttons []string
 }
 
-// ParseForm finds the form with id in body.
+// ParseForm finds the form with id in body. Its Values are those a
+// browser would submit untouched (HTML, "constructing the entry list"):
+// submitting every checkbox would switch on each option the page offers.
 func ParseForm(body, id string) (*Form, error) {
 	doc, err := html.Parse(strings.NewReader(body))
 	if err != nil {
@@ -239,8 +243,8 @@ func ParseForm(body, id string) (*Form, error) {
 		if n.Type == html.ElementNode {
 			switch n.Data {
 			case "input":
-				if name := attr(n, "name"); name != "" && attr(n, "type") != "submit" {
-					f.Values.Add(name, attr(n, "value"))
+				if name := attr(n, "name"); name != "" && submitted(n) {
+					f.Values.Add(name, inputValue(n))
 				}
 			case "button":
 				if attr(n, "type") == "submit" || attr(n, "type") == "" {
@@ -254,6 +258,39 @@ func ParseForm(body, id string) (*Form, error) {
 	}
 	walk(node)
 	return f, nil
+}
+
+// submitted reports whether a browser submits input n with its form.
+func submitted(n *html.Node) bool {
+	if hasAttr(n, "disabled") {
+		return false
+	}
+	switch strings.ToLower(attr(n, "type")) {
+	case "submit", "image", "reset", "button", "file":
+		return false
+	case "checkbox", "radio":
+		return hasAttr(n, "checked")
+	}
+	return true
+}
+
+// inputValue is what input n submits: a checkbox or radio button without
+// a value submits "on".
+func inputValue(n *html.Node) string {
+	switch t := strings.ToLower(attr(n, "type")); {
+	case (t == "checkbox" || t == "radio") && !hasAttr(n, "value"):
+		return "on"
+	}
+	return attr(n, "value")
+}
+
+func hasAttr(n *html.Node, key string) bool {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return true
+		}
+	}
+	return false
 }
 
 func hasForm(body, id string) bool { return strings.Contains(body, `id="`+id+`"`) }
