@@ -258,22 +258,22 @@ type Invalidator interface {
 
 // Watch applies change broadcasts to this process's in-process caches until
 // ctx ends. It never blocks start-up: while the cache is unreachable it
-// retries with backoff, and after any gap in the subscription it drops every
-// cached site, because announcements may have been missed meanwhile. (Key
-// rings expire from their own cache within a minute.) The returned channel
-// closes once the first subscription is in place.
+// retries with backoff, and whenever a subscription comes into place it drops
+// every cached site, because announcements may have been missed before it:
+// after a gap, and before the first one too (start-up does not wait for it
+// longer than a few seconds, so sites may be served and cached meanwhile).
+// (Key rings expire from their own cache within a minute.) The returned
+// channel closes once the first subscription is in place.
 func (p *Platform) Watch(ctx context.Context, sites Invalidator, clients ClientInvalidator) <-chan struct{} {
 	subscribed := make(chan struct{})
 	var once sync.Once
 	go func() {
 		backoff := time.Second
-		first := true
 		for ctx.Err() == nil {
-			err := p.watchOnce(ctx, sites, clients, first, func() { once.Do(func() { close(subscribed) }) })
+			err := p.watchOnce(ctx, sites, clients, func() { once.Do(func() { close(subscribed) }) })
 			if ctx.Err() != nil {
 				return
 			}
-			first = false
 			if p.Logger != nil {
 				p.Logger.WarnContext(ctx, "change broadcasts interrupted; resubscribing", "err", err, "retry_in", backoff)
 			}
@@ -289,7 +289,7 @@ func (p *Platform) Watch(ctx context.Context, sites Invalidator, clients ClientI
 }
 
 // watchOnce subscribes and applies messages until the subscription ends.
-func (p *Platform) watchOnce(ctx context.Context, sites Invalidator, clients ClientInvalidator, first bool, subscribed func()) error {
+func (p *Platform) watchOnce(ctx context.Context, sites Invalidator, clients ClientInvalidator, subscribed func()) error {
 	subCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sitesCh, err := p.Cache.Subscribe(subCtx, SitesChannel)
@@ -304,9 +304,7 @@ func (p *Platform) watchOnce(ctx context.Context, sites Invalidator, clients Cli
 	if err != nil {
 		return err
 	}
-	if !first {
-		sites.InvalidateAll()
-	}
+	sites.InvalidateAll()
 	subscribed()
 	for {
 		select {

@@ -78,6 +78,7 @@ func startReplica(t *testing.T, e *env) *replica {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Watch did not subscribe within 5 s")
 	}
+	wantEvent(t, r.resolver.events, "all sites") // what was cached before the subscription
 	return r
 }
 
@@ -146,11 +147,12 @@ func TestWatchAppliesBroadcasts(t *testing.T) {
 }
 
 // cuttableCache is a real cache whose subscriptions the test can end, as a
-// lost Redis connection ends them, and whose Subscribe can be made to fail,
-// as an unreachable Redis does.
+// lost Redis connection ends them, whose Subscribe can be made to fail, as an
+// unreachable Redis does, or to wait (hold), as a slow one does.
 type cuttableCache struct {
 	storage.Cache
 	down atomic.Bool
+	hold chan struct{} // when set, Subscribe waits until it is closed
 
 	mu   sync.Mutex
 	cuts []context.CancelFunc
@@ -159,6 +161,13 @@ type cuttableCache struct {
 func (c *cuttableCache) Subscribe(ctx context.Context, channel string) (<-chan []byte, error) {
 	if c.down.Load() {
 		return nil, fmt.Errorf("test cache is down: %w", storage.ErrUnavailable)
+	}
+	if c.hold != nil {
+		select {
+		case <-c.hold:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	c.mu.Lock()
@@ -187,6 +196,7 @@ func TestWatchDropsSitesAfterAGap(t *testing.T) {
 		s := e.createSite(t, "gap")
 		resolver := watchedResolver{tenant.NewResolver(e.store, &tenant.ResolverOptions{TTL: time.Hour}), make(chan string, 16)}
 		<-e.p.Watch(t.Context(), resolver, nil)
+		wantEvent(t, resolver.events, "all sites")
 		if _, err := resolver.Resolve(t.Context(), s.Tenant().Host()); err != nil {
 			t.Fatal(err)
 		}
@@ -218,6 +228,38 @@ func TestWatchDropsSitesAfterAGap(t *testing.T) {
 		wantEvent(t, resolver.events, "all sites")
 		if got, err := resolver.Resolve(t.Context(), s.Tenant().Host()); err != nil || got.Name != s.Name {
 			t.Errorf("after resubscribing the resolver answers %v, %v; want the changed site", got, err)
+		}
+	})
+}
+
+// Start-up does not wait long for the first subscription, so a replica may
+// cache a site before it is subscribed; a change announced then is missed.
+// When the first subscription comes into place, Watch drops every cached
+// site, so the change shows at once and not only after the site cache's TTL.
+func TestWatchDropsSitesCachedBeforeTheFirstSubscription(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &cuttableCache{Cache: newMemory(t), hold: make(chan struct{})}
+		e := newEnv(t, sqltest.SQLite(t), c)
+		s := e.createSite(t, "early")
+		resolver := watchedResolver{tenant.NewResolver(e.store, &tenant.ResolverOptions{TTL: time.Hour}), make(chan string, 16)}
+		subscribed := e.p.Watch(t.Context(), resolver, nil)
+		if _, err := resolver.Resolve(t.Context(), s.Tenant().Host()); err != nil {
+			t.Fatal(err)
+		}
+		// Changed while the first subscription is still on its way: the
+		// announcement goes out before the replica listens.
+		s.Name = "Changed before the subscription"
+		if err := e.p.UpdateSite(t.Context(), s); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := resolver.Resolve(t.Context(), s.Tenant().Host()); got.Name == s.Name {
+			t.Fatal("the resolver saw the change without a broadcast; the test proves nothing")
+		}
+		close(c.hold)
+		<-subscribed
+		wantEvent(t, resolver.events, "all sites")
+		if got, err := resolver.Resolve(t.Context(), s.Tenant().Host()); err != nil || got.Name != s.Name {
+			t.Errorf("after the first subscription the resolver answers %v, %v; want the changed site", got, err)
 		}
 	})
 }
