@@ -2,6 +2,11 @@ package integration
 
 import (
 	"context"
+	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -49,4 +54,22 @@ func startChromium(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.
 		t.Fatalf("starting Chromium: %v", err)
 	}
 	return browser
+}
+
+// appCallback is the application a browser test signs in to: a loopback
+// server whose page (title, and heading #callback-done) the browser lands
+// on, reporting each callback's query on the channel.
+func appCallback(t *testing.T, title, heading string) (*httptest.Server, <-chan url.Values) {
+	t.Helper()
+	hits := make(chan url.Values, 4)
+	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case hits <- r.URL.Query():
+		default:
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, "<!doctype html><title>"+html.EscapeString(title)+`</title><h1 id="callback-done">`+html.EscapeString(heading)+"</h1>")
+	}))
+	t.Cleanup(cb.Close)
+	return cb, hits
 }

@@ -1,10 +1,7 @@
 package integration
 
 import (
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -27,16 +24,7 @@ func TestPasskeysBrowser(t *testing.T) {
 	requireChromium(t)
 	ts := startServer(t, backend{name: "embedded"}, nil)
 	shots := webScreenshotDir(t)
-	callbackHits := make(chan url.Values, 4)
-	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case callbackHits <- r.URL.Query():
-		default:
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = io.WriteString(w, `<!doctype html><title>Demo Member App</title><h1 id="callback-done">Back in the app</h1>`)
-	}))
-	t.Cleanup(cb.Close)
+	cb, callbackHits := appCallback(t, "Demo Member App", "Back in the app")
 
 	browser := startChromium(t)
 	academy := ts.academy()

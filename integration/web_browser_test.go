@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -39,16 +37,7 @@ func TestWebBrowser(t *testing.T) {
 
 	// The application under test is the client: its redirect URI is this
 	// loopback server.
-	callbackHits := make(chan url.Values, 4)
-	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case callbackHits <- r.URL.Query():
-		default:
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = io.WriteString(w, `<!doctype html><title>Study Buddy</title><h1 id="callback-done">Back in Study Buddy</h1>`)
-	}))
-	t.Cleanup(cb.Close)
+	cb, _ := appCallback(t, "Study Buddy", "Back in Study Buddy")
 
 	browser := startChromium(t, chromedp.Flag("force-color-profile", "srgb"))
 

@@ -308,16 +308,21 @@ func (r *Redis) GetMulti(ctx context.Context, keys ...string) ([][]byte, error) 
 	if err := r.run(ctx, r.readTimeout, cmd); err != nil {
 		return nil, mapErr("MGET", err)
 	}
-	vals := cmd.Val()
+	return byteValues("MGET", cmd.Val())
+}
+
+// byteValues turns a multi-value reply (MGET, HMGET) into values: nil for a
+// missing one, never nil for a present one, so that an empty value is not
+// mistaken for a miss.
+func byteValues(op string, vals []any) ([][]byte, error) {
 	out := make([][]byte, len(vals))
 	for i, v := range vals {
 		switch v := v.(type) {
 		case nil:
 		case string:
-			// Never nil, so that an empty value is not mistaken for a miss.
 			out[i] = append(make([]byte, 0, len(v)), v...)
 		default:
-			return nil, fmt.Errorf("cache: redis MGET: unexpected reply type %T", v)
+			return nil, fmt.Errorf("cache: redis %s: unexpected reply type %T", op, v)
 		}
 	}
 	return out, nil

@@ -3,7 +3,6 @@ package cache
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -81,18 +80,7 @@ func (r *Redis) HashGet(ctx context.Context, key string, fields ...string) ([][]
 	if err := r.run(ctx, r.readTimeout, cmd); err != nil {
 		return nil, mapErr("HMGET", err)
 	}
-	vals := cmd.Val()
-	out := make([][]byte, len(vals))
-	for i, v := range vals {
-		switch v := v.(type) {
-		case nil:
-		case string:
-			out[i] = append(make([]byte, 0, len(v)), v...)
-		default:
-			return nil, fmt.Errorf("cache: redis HMGET: unexpected reply type %T", v)
-		}
-	}
-	return out, nil
+	return byteValues("HMGET", cmd.Val())
 }
 
 // HashReplace implements storage.Cache with one script.
