@@ -115,7 +115,7 @@ func New(o Options) (*Server, error) {
 		s.passwords = password.NewGate(password.GateOptions{})
 	}
 	s.codeLifetime = CodeLifetime
-	s.leased = newLeasedLimiter(o.Cache, 5, s.now)
+	s.leased = newLeasedLimiter(o.Cache, 64, s.now)
 	s.tokenBudget = limits.NewBudgets(s.limits, limits.TokenPerSite)
 	s.loginBudget = limits.NewBudgets(s.limits, limits.LoginChecksPerSite)
 	s.vendors = &vendorCache{store: o.Store, now: s.now}

@@ -60,6 +60,10 @@ type Cache interface {
 	// Allow applies a rate limit: it reports whether one more event under key
 	// is within limit and, if not, how long until one is.
 	Allow(ctx context.Context, key string, limit Limit) (ok bool, retryAfter time.Duration, err error)
+	// AllowAtMost takes up to n events under key within limit at once and
+	// reports how many it took (the same budget Allow draws on); when it
+	// took none, retryAfter is how long until one is within limit.
+	AllowAtMost(ctx context.Context, key string, limit Limit, n int) (taken int, retryAfter time.Duration, err error)
 	// HashGet returns the values of fields of the hash at key, in order,
 	// nil for each missing field: all nil when the hash is absent.
 	HashGet(ctx context.Context, key string, fields ...string) ([][]byte, error)

@@ -329,6 +329,35 @@ func (m *Memory) Allow(ctx context.Context, key string, limit storage.Limit) (bo
 	return true, 0, nil
 }
 
+// AllowAtMost implements storage.Cache: as many of n events as the GCRA
+// state admits now, each moving the theoretical arrival time one interval.
+func (m *Memory) AllowAtMost(ctx context.Context, key string, limit storage.Limit, n int) (int, time.Duration, error) {
+	if err := checkLimit(limit); err != nil {
+		return 0, 0, err
+	}
+	if n < 1 {
+		return 0, 0, fmt.Errorf("cache: AllowAtMost of %d events", n)
+	}
+	if err := m.begin(ctx); err != nil {
+		return 0, 0, err
+	}
+	defer m.mu.Unlock()
+	now := m.now()
+	interval := limit.Period / time.Duration(limit.Rate)
+	tat, ok := m.tats[key]
+	if !ok || tat.Before(now) {
+		tat = now
+	}
+	// Event k (from 1) is admitted while tat + k·interval − burst·interval ≤ now.
+	room := int((now.Sub(tat) + interval*time.Duration(limit.Burst)) / interval)
+	taken := min(n, room)
+	if taken < 1 {
+		return 0, tat.Add(interval - interval*time.Duration(limit.Burst)).Sub(now), nil
+	}
+	m.tats[key] = tat.Add(interval * time.Duration(taken))
+	return taken, 0, nil
+}
+
 // Ping implements storage.Cache: it fails only once m is closed.
 func (m *Memory) Ping(ctx context.Context) error {
 	if err := m.begin(ctx); err != nil {

@@ -570,6 +570,34 @@ func (r *Redis) Allow(ctx context.Context, key string, limit storage.Limit) (boo
 	return false, max(res.RetryAfter, time.Millisecond), nil
 }
 
+// AllowAtMost implements storage.Cache with redis_rate's AllowAtMost
+// script: the same GCRA state as Allow, n events taken in one call.
+func (r *Redis) AllowAtMost(ctx context.Context, key string, limit storage.Limit, n int) (int, time.Duration, error) {
+	if err := checkLimit(limit); err != nil {
+		return 0, 0, err
+	}
+	if n < 1 {
+		return 0, 0, fmt.Errorf("cache: AllowAtMost of %d events", n)
+	}
+	var res *redis_rate.Result
+	err := r.guard(ctx, r.opTimeout, func(ctx context.Context) error {
+		var err error
+		res, err = r.limiter.AllowAtMost(ctx, r.key(key), redis_rate.Limit{
+			Rate:   limit.Rate,
+			Period: limit.Period,
+			Burst:  limit.Burst,
+		}, n)
+		return err
+	})
+	if err != nil {
+		return 0, 0, mapErr("rate limit", err)
+	}
+	if res.Allowed > 0 {
+		return res.Allowed, 0, nil
+	}
+	return 0, max(res.RetryAfter, time.Millisecond), nil
+}
+
 // Ping implements storage.Cache. On a Cluster it pings every master: a
 // site's keys may live on any of them.
 func (r *Redis) Ping(ctx context.Context) error {

@@ -54,6 +54,7 @@ func RunCacheTests(t *testing.T, newCache func(t *testing.T) storage.Cache) {
 		{"SubscribeCancel", testCacheSubscribeCancel},
 		{"Allow", testCacheAllow},
 		{"AllowRefill", testCacheAllowRefill},
+		{"AllowAtMost", testCacheAllowAtMost},
 		{"AllowInvalidLimit", testCacheAllowInvalidLimit},
 		{"SiteIsolation", testCacheSiteIsolation},
 		{"BinaryValues", testCacheBinaryValues},
@@ -598,6 +599,40 @@ func testCacheAllowRefill(t *testing.T, c storage.Cache) {
 	time.Sleep(retry + 10*time.Millisecond)
 	if ok, ra, err := c.Allow(ctx, k, limit); err != nil || !ok {
 		t.Fatalf("Allow after waiting retryAfter = %v, %s, %v; want allowed", ok, ra, err)
+	}
+}
+
+// AllowAtMost draws on the budget Allow draws on: it takes what is left of
+// the burst when asked for more, then nothing until the rate refills it.
+func testCacheAllowAtMost(t *testing.T, c storage.Cache) {
+	ctx := t.Context()
+	limit := storage.Limit{Rate: 10, Period: time.Minute, Burst: 10} // one event every 6s
+	k := cacheKey(cacheSiteA, "token:lease")
+
+	if got, _, err := c.AllowAtMost(ctx, k, limit, 4); err != nil || got != 4 {
+		t.Fatalf("AllowAtMost(4) on a fresh key = %d, %v; want 4", got, err)
+	}
+	if ok, _, err := c.Allow(ctx, k, limit); err != nil || !ok {
+		t.Fatalf("Allow after taking 4 of 10 = %v, %v; want allowed", ok, err)
+	}
+	if got, _, err := c.AllowAtMost(ctx, k, limit, 8); err != nil || got != 5 {
+		t.Fatalf("AllowAtMost(8) with 5 left = %d, %v; want 5", got, err)
+	}
+	got, retry, err := c.AllowAtMost(ctx, k, limit, 3)
+	if err != nil || got != 0 {
+		t.Fatalf("AllowAtMost(3) with the burst spent = %d, %v; want 0", got, err)
+	}
+	if retry <= 3*time.Second || retry > 6*time.Second {
+		t.Fatalf("retryAfter = %s, want just under one interval (6s)", retry)
+	}
+	if ok, _, err := c.Allow(ctx, k, limit); err != nil || ok {
+		t.Fatalf("Allow with the burst spent by AllowAtMost = %v, %v; want refused", ok, err)
+	}
+	if _, _, err := c.AllowAtMost(ctx, k, limit, 0); err == nil {
+		t.Fatal("AllowAtMost of 0 events: want an error")
+	}
+	if _, _, err := c.AllowAtMost(ctx, k, storage.Limit{}, 1); err == nil {
+		t.Fatal("AllowAtMost with a zero limit: want an error")
 	}
 }
 

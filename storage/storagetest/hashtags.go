@@ -91,6 +91,11 @@ func (c *TagChecker) Allow(ctx context.Context, key string, limit storage.Limit)
 	return c.Cache.Allow(ctx, key, limit)
 }
 
+func (c *TagChecker) AllowAtMost(ctx context.Context, key string, limit storage.Limit, n int) (int, time.Duration, error) {
+	c.check(key)
+	return c.Cache.AllowAtMost(ctx, key, limit, n)
+}
+
 func (c *TagChecker) HashGet(ctx context.Context, key string, fields ...string) ([][]byte, error) {
 	c.check(key)
 	return c.Cache.HashGet(ctx, key, fields...)
