@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -162,5 +164,52 @@ func TestBatchedGrantCreation(t *testing.T) {
 	}
 	if events, _ := s.ListAudit(ctx, site.ID, 0, 10); len(events) != 5 {
 		t.Fatalf("%d audit events; want 5 (the failed call recorded none)", len(events))
+	}
+}
+
+// The batched rotation is planned once per connection (generic plans). On
+// the key pool it looks each requested token up by its index (a nested
+// loop) even when the plan is made on an empty table, as on a new database;
+// on a session with the default planner settings the same generic plan hash
+// joins a sequential scan of the whole table, and kept doing so on every
+// rotation while the table grew.
+func TestKeyPoolPlansIndexLookupsOnSmallTables(t *testing.T) {
+	s := pgStore(t)
+	ctx := context.Background()
+	plan := func(db interface {
+		Conn(context.Context) (*sql.Conn, error)
+	}) string {
+		t.Helper()
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.ExecContext(ctx, "PREPARE rotate_plan(bigint[], bytea[], bytea[], timestamptz[], timestamptz[]) AS "+rotateBatchSQL); err != nil {
+			t.Fatal(err)
+		}
+		defer c.ExecContext(ctx, "DEALLOCATE rotate_plan")
+		rows, err := c.QueryContext(ctx, "EXPLAIN EXECUTE rotate_plan('{1}', '{\\x00}', '{\\x01}', '{2026-01-01}', '{2026-02-01}')")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out strings.Builder
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			out.WriteString(line + "\n")
+		}
+		return out.String()
+	}
+	key := plan(s.keyDB)
+	t.Logf("key pool:\n%s", key)
+	if strings.Contains(key, "Seq Scan on refresh_tokens") || strings.Contains(key, "Hash Join") || !strings.Contains(key, "Index Cond: (token_hash = r.old_hash)") {
+		t.Fatalf("the key pool's generic plan of the batched rotation on an empty table does not look the token up by its index:\n%s", key)
+	}
+	if general := plan(s.sqlDB); !strings.Contains(general, "Seq Scan on refresh_tokens") {
+		t.Logf("note: the general pool planned an index lookup on an empty table too:\n%s", general)
 	}
 }

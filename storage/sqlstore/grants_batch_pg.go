@@ -77,7 +77,7 @@ func (s *Store) rotateBatch(ctx context.Context, calls []*batchCall[rotateReq, r
 		sites[i], olds[i], news[i], nows[i], exps[i] = int64(c.req.site), c.req.oldHash, c.req.next.TokenHash, c.req.now, c.req.next.ExpiresAt
 		byNew[hex.EncodeToString(c.req.next.TokenHash)] = c
 	}
-	rows, err := s.sqlDB.QueryContext(ctx, rotateBatchSQL, sites, olds, news, nows, exps)
+	rows, err := s.keyDB.QueryContext(ctx, rotateBatchSQL, sites, olds, news, nows, exps)
 	if err != nil {
 		s.rotateEach(ctx, calls)
 		return
@@ -188,7 +188,7 @@ func (s *Store) createGrantsBatch(ctx context.Context, calls []*batchCall[grantR
 			aCreated = append(aCreated, e.CreatedAt)
 		}
 	}
-	_, err := s.sqlDB.ExecContext(ctx, createGrantsBatchSQL, ids, sites, clients, users, scopes, resources, authTimes, created, expires, lastUsed,
+	_, err := s.keyDB.ExecContext(ctx, createGrantsBatchSQL, ids, sites, clients, users, scopes, resources, authTimes, created, expires, lastUsed,
 		hashes, tCreated, tExps, aSites, aActors, aActions, aTargets, aIPs, aDetails, aCreated)
 	if err != nil {
 		// One bad row (a taken grant ID) fails the statement for all: run

@@ -53,7 +53,7 @@ func (s *Store) createGrantPG(ctx context.Context, g *storage.Grant, rt *storage
 		args = append(args, e.Actor, e.Action, e.Target, e.IP, string(details), e.CreatedAt)
 		q = createGrantAuditSQL
 	}
-	_, err = s.sqlDB.ExecContext(ctx, q, args...)
+	_, err = s.keyDB.ExecContext(ctx, q, args...)
 	return err
 }
 
@@ -97,7 +97,7 @@ func (s *Store) rotatePG(ctx context.Context, site tenant.ID, oldHash []byte, ne
 		scopes   string
 		inserted int64
 	)
-	err := s.sqlDB.QueryRowContext(ctx, rotateSQL, int64(site), oldHash, now, next.TokenHash, next.ExpiresAt).
+	err := s.keyDB.QueryRowContext(ctx, rotateSQL, int64(site), oldHash, now, next.TokenHash, next.ExpiresAt).
 		Scan(&g.ID, &g.ClientID, &g.UserID, &scopes, &g.Resource, &g.AuthTime, &g.CreatedAt, &g.ExpiresAt, &g.LastUsedAt, &inserted)
 	if err == sql.ErrNoRows {
 		return nil, nil
