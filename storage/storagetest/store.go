@@ -982,7 +982,7 @@ func testGrantCreate(t *testing.T, f *fixture) {
 
 	rt, rg, err := f.s.RefreshTokenByHash(f.ctx, f.a.ID, h)
 	must(t, err, "RefreshTokenByHash")
-	want := storage.RefreshToken{ID: rt.ID, SiteID: f.a.ID, GrantID: g.ID, TokenHash: h, CreatedAt: f.now, ExpiresAt: f.now.Add(30 * day)}
+	want := storage.RefreshToken{SiteID: f.a.ID, GrantID: g.ID, TokenHash: h, CreatedAt: f.now, ExpiresAt: f.now.Add(30 * day)}
 	diff(t, "first refresh token", &want, rt)
 	diff(t, "grant of the first refresh token", g, rg)
 	_, _, err = f.s.RefreshTokenByHash(f.ctx, f.b.ID, h)
@@ -1014,7 +1014,7 @@ func testRotateRefreshToken(t *testing.T, f *fixture) {
 
 	rt2, g2, err := f.s.RefreshTokenByHash(f.ctx, f.a.ID, h2)
 	must(t, err, "RefreshTokenByHash(next)")
-	want := storage.RefreshToken{ID: rt2.ID, SiteID: f.a.ID, GrantID: g.ID, TokenHash: h2, ParentHash: h1, CreatedAt: t1, ExpiresAt: t1.Add(30 * day)}
+	want := storage.RefreshToken{SiteID: f.a.ID, GrantID: g.ID, TokenHash: h2, ParentHash: h1, CreatedAt: t1, ExpiresAt: t1.Add(30 * day)}
 	diff(t, "next refresh token", &want, rt2)
 	diff(t, "stored grant's LastUsedAt", t1, g2.LastUsedAt)
 	if rt1 := f.token(t, f.a.ID, h1); rt1.UsedAt == nil {
