@@ -110,8 +110,8 @@ type GrantStore interface {
 	// a revoked grant is returned with RevokedAt set.
 	RefreshTokenByHash(ctx context.Context, site tenant.ID, hash []byte) (*RefreshToken, *Grant, error)
 	// RevokeGrant revokes the grant, and with it every refresh token of it
-	// (see RefreshTokenByHash), and returns the
-	// site's revocation version it committed (see RevocationVersions).
+	// (see RefreshTokenByHash), and returns the site's revocation version
+	// it committed (see RevocationVersions).
 	// Revoking a revoked grant changes nothing but the version; an unknown
 	// one is ErrNotFound.
 	RevokeGrant(ctx context.Context, site tenant.ID, id string, now time.Time) (int64, error)
