@@ -33,8 +33,16 @@ BEGIN
 END
 $$;
 -- +goose StatementEnd
+-- The id column stays, without its index, for one release: replicas of
+-- the previous release keep serving during a rolling upgrade, and they
+-- insert tokens with "RETURNING id" and read rows whole; dropping the
+-- column under them would fail their code exchanges. Its default still
+-- fills it; nothing reads it. (A later migration drops it.) Those replicas
+-- also still mark a revoked grant's tokens by grant_id, which without
+-- refresh_tokens_grant scans the table: correct, slow on a large table, so
+-- finish the rollout after migrating (docs/decisions.md, "Schema changes keep
+-- the previous release serving").
 ALTER TABLE refresh_tokens DROP CONSTRAINT refresh_tokens_pkey;
-ALTER TABLE refresh_tokens DROP COLUMN id;
 ALTER TABLE refresh_tokens DROP CONSTRAINT refresh_tokens_token_hash_key;
 ALTER TABLE refresh_tokens ADD CONSTRAINT refresh_tokens_pkey PRIMARY KEY USING INDEX refresh_tokens_hash_pkey;
 DROP INDEX refresh_tokens_grant;
