@@ -223,12 +223,13 @@ type Grant struct {
 	RevokedAt  *time.Time
 }
 
-// RefreshToken is stored only as the SHA-256 of the opaque token.
+// RefreshToken is stored only as the SHA-256 of the opaque token, which is
+// also its key: tokens are found by nothing else. A revocation is recorded
+// on the grant only; RefreshTokenByHash reports it as the token's RevokedAt.
 type RefreshToken struct {
-	ID         int64 `gorm:"primaryKey;autoIncrement"`
 	SiteID     tenant.ID
 	GrantID    string
-	TokenHash  []byte
+	TokenHash  []byte `gorm:"primaryKey"`
 	ParentHash []byte
 	CreatedAt  time.Time
 	ExpiresAt  time.Time

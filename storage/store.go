@@ -106,10 +106,12 @@ type GrantStore interface {
 	// cache) with ErrRefreshReused; an unknown, expired or revoked token, or
 	// one of a revoked or expired grant, is ErrNotFound.
 	RotateRefreshToken(ctx context.Context, site tenant.ID, oldHash []byte, next *RefreshToken, now time.Time) (*Grant, error)
-	// RefreshTokenByHash returns a refresh token and its grant.
+	// RefreshTokenByHash returns a refresh token and its grant. A token of
+	// a revoked grant is returned with RevokedAt set.
 	RefreshTokenByHash(ctx context.Context, site tenant.ID, hash []byte) (*RefreshToken, *Grant, error)
-	// RevokeGrant revokes the grant and its refresh tokens and returns the
-	// site's revocation version it committed (see RevocationVersions).
+	// RevokeGrant revokes the grant, and with it every refresh token of it
+	// (see RefreshTokenByHash), and returns the site's revocation version
+	// it committed (see RevocationVersions).
 	// Revoking a revoked grant changes nothing but the version; an unknown
 	// one is ErrNotFound.
 	RevokeGrant(ctx context.Context, site tenant.ID, id string, now time.Time) (int64, error)

@@ -163,6 +163,12 @@ func (s *Store) RefreshTokenByHash(ctx context.Context, site tenant.ID, hash []b
 	if err := db.Scopes(siteScope(site)).Take(&g, "id = ?", rt.GrantID).Error; err != nil {
 		return nil, nil, mapErr(err)
 	}
+	// RevokeGrant records the revocation on the grant alone (no index finds
+	// a grant's tokens, and every use of a token checks its grant); tokens
+	// revoked before migration 0015 carry it themselves.
+	if rt.RevokedAt == nil && g.RevokedAt != nil {
+		rt.RevokedAt = ptrUTC(*g.RevokedAt)
+	}
 	return &rt, &g, nil
 }
 
@@ -227,13 +233,12 @@ func (s *Store) RevocationVersions(ctx context.Context, sites []tenant.ID) (map[
 	return out, nil
 }
 
+// revokeGrant revokes the grant and thereby its refresh tokens: rotation
+// (rotateSQL and the general path) refuses a token of a revoked grant, and
+// RefreshTokenByHash reports the grant's revocation on the token.
 func revokeGrant(tx *gorm.DB, site tenant.ID, id string, now time.Time) error {
-	if err := tx.Model(&storage.Grant{}).Scopes(siteScope(site)).
-		Where("id = ? AND revoked_at IS NULL", id).Update("revoked_at", now).Error; err != nil {
-		return err
-	}
-	return tx.Model(&storage.RefreshToken{}).Scopes(siteScope(site)).
-		Where("grant_id = ? AND revoked_at IS NULL", id).Update("revoked_at", now).Error
+	return tx.Model(&storage.Grant{}).Scopes(siteScope(site)).
+		Where("id = ? AND revoked_at IS NULL", id).Update("revoked_at", now).Error
 }
 
 // RevokedGrants implements storage.GrantStore.

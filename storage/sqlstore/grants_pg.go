@@ -26,7 +26,7 @@ WITH g AS (
 ), t AS (
   INSERT INTO refresh_tokens (site_id, grant_id, token_hash, created_at, expires_at)
   SELECT $2, id, $11, $12, $13 FROM g
-  RETURNING id
+  RETURNING 1
 )`
 
 const createGrantPlainSQL = createGrantSQL + `

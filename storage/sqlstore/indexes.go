@@ -57,8 +57,9 @@ func (n indexNeed) where() indexNeed { n.partial = true; return n }
 
 func (n indexNeed) because(by string) indexNeed { n.by = by; return n }
 
-// reliedIndexes: keep each entry next to the reason. Primary keys of a
-// single id column are checked with the models and not repeated here.
+// reliedIndexes: keep each entry next to the reason. Primary keys are
+// checked with the models and not repeated here (refresh_tokens' is
+// token_hash: RotateRefreshToken, RefreshTokenByHash).
 var reliedIndexes = []indexNeed{
 	// Tenancy and identity.
 	unique("sites", "slug").because("CreateSite, SiteBySlug"),
@@ -81,8 +82,6 @@ var reliedIndexes = []indexNeed{
 	lookup("grants", "site_id", "client_id").because("liveGrants by client"),
 	lookup("grants", "site_id", "created_at").where().because("LiveGrants (grants_site_live)"),
 	lookup("grants", "site_id", "revoked_at").where().because("RevokedGrants"),
-	unique("refresh_tokens", "token_hash").because("RotateRefreshToken, RefreshTokenByHash"),
-	lookup("refresh_tokens", "grant_id").because("RevokeGrant (revoking its refresh tokens)"),
 	unique("consents", "site_id", "user_id", "client_id").because("SaveConsent (ON CONFLICT)"),
 	unique("revoked_tokens", "site_id", "jti").because("RevokeToken (ON CONFLICT DO NOTHING), TokenRevoked"),
 	lookup("revoked_tokens", "site_id", "expires_at").because("RevokedTokens"),

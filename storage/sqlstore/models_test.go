@@ -168,16 +168,16 @@ func TestOpenRefusesDriftedSchema(t *testing.T) {
 			if _, err := s.Migrate(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Exec(ctx, "DROP INDEX refresh_tokens_grant"); err != nil {
+			if err := s.Exec(ctx, "DROP INDEX revoked_tokens_site_expiry"); err != nil {
 				t.Fatal(err)
 			}
 			s.Close()
 			again, err := sqlstore.Open(ctx, url, nil)
 			if err == nil {
 				again.Close()
-				t.Fatal("Open accepted a schema without the index RevokeGrant relies on")
+				t.Fatal("Open accepted a schema without the index RevokedTokens relies on")
 			}
-			if !strings.Contains(err.Error(), "refresh_tokens (grant_id)") {
+			if !strings.Contains(err.Error(), "revoked_tokens (site_id, expires_at)") {
 				t.Fatalf("Open: %v; want it to name the missing index", err)
 			}
 		})

@@ -982,7 +982,7 @@ func testGrantCreate(t *testing.T, f *fixture) {
 
 	rt, rg, err := f.s.RefreshTokenByHash(f.ctx, f.a.ID, h)
 	must(t, err, "RefreshTokenByHash")
-	want := storage.RefreshToken{ID: rt.ID, SiteID: f.a.ID, GrantID: g.ID, TokenHash: h, CreatedAt: f.now, ExpiresAt: f.now.Add(30 * day)}
+	want := storage.RefreshToken{SiteID: f.a.ID, GrantID: g.ID, TokenHash: h, CreatedAt: f.now, ExpiresAt: f.now.Add(30 * day)}
 	diff(t, "first refresh token", &want, rt)
 	diff(t, "grant of the first refresh token", g, rg)
 	_, _, err = f.s.RefreshTokenByHash(f.ctx, f.b.ID, h)
@@ -1014,7 +1014,7 @@ func testRotateRefreshToken(t *testing.T, f *fixture) {
 
 	rt2, g2, err := f.s.RefreshTokenByHash(f.ctx, f.a.ID, h2)
 	must(t, err, "RefreshTokenByHash(next)")
-	want := storage.RefreshToken{ID: rt2.ID, SiteID: f.a.ID, GrantID: g.ID, TokenHash: h2, ParentHash: h1, CreatedAt: t1, ExpiresAt: t1.Add(30 * day)}
+	want := storage.RefreshToken{SiteID: f.a.ID, GrantID: g.ID, TokenHash: h2, ParentHash: h1, CreatedAt: t1, ExpiresAt: t1.Add(30 * day)}
 	diff(t, "next refresh token", &want, rt2)
 	diff(t, "stored grant's LastUsedAt", t1, g2.LastUsedAt)
 	if rt1 := f.token(t, f.a.ID, h1); rt1.UsedAt == nil {
@@ -1258,10 +1258,13 @@ func testRevokeWhileRotating(t *testing.T, f *fixture) {
 
 func testRevokeGrant(t *testing.T, f *fixture) {
 	u := f.user(t, "u@example.test")
-	g1, h1 := f.grant(t, f.a, u.ID, 90*day, 30*day)
+	g1, h0 := f.grant(t, f.a, u.ID, 90*day, 30*day)
 	_, h2 := f.grant(t, f.a, u.ID, 90*day, 30*day)
 	gB, hB := f.grant(t, f.b, u.ID, 90*day, 30*day)
 	t1, t2 := f.now.Add(time.Minute), f.now.Add(2*time.Minute)
+	// g1's chain: h0 was rotated, h1 is current.
+	h1, _, err := f.rotate(f.a.ID, h0, f.now.Add(time.Second), 30*day)
+	must(t, err, "RotateRefreshToken(before the revocation)")
 
 	wantErr(t, errOf(f.s.RevokeGrant(f.ctx, f.b.ID, g1.ID, t1)), storage.ErrNotFound, "RevokeGrant(B, A's grant)")
 	wantErr(t, errOf(f.s.RevokeGrant(f.ctx, f.a.ID, gB.ID, t1)), storage.ErrNotFound, "RevokeGrant(A, B's grant)")
@@ -1282,11 +1285,23 @@ func testRevokeGrant(t *testing.T, f *fixture) {
 	must(t, errOf(f.s.RevokeGrant(f.ctx, f.a.ID, g1.ID, t2)), "RevokeGrant(again)")
 	diff(t, "RevokedAt after a second revoke", t1, *f.grantByID(t, f.a.ID, g1.ID).RevokedAt)
 
-	if rt := f.token(t, f.a.ID, h1); rt.RevokedAt == nil {
-		t.Error("RevokeGrant left its refresh token unrevoked")
+	// Every token of the grant, the current one and the rotated one, reads
+	// as revoked when the grant was.
+	for name, h := range map[string][]byte{"current": h1, "rotated": h0} {
+		if rt := f.token(t, f.a.ID, h); rt.RevokedAt == nil {
+			t.Errorf("RevokeGrant left its %s refresh token unrevoked", name)
+		} else {
+			diff(t, "RevokedAt of the grant's "+name+" refresh token", t1, *rt.RevokedAt)
+		}
 	}
-	_, _, err := f.rotate(f.a.ID, h1, t2, 30*day)
-	wantErr(t, err, storage.ErrNotFound, "RotateRefreshToken(token of a revoked grant)")
+	_, _, err = f.rotate(f.a.ID, h1, t2, 30*day)
+	wantErr(t, err, storage.ErrNotFound, "RotateRefreshToken(current token of a revoked grant)")
+	if rt := f.token(t, f.a.ID, h1); rt.UsedAt != nil {
+		t.Error("a refused rotation of a revoked grant's token marked it used")
+	}
+	// Site B sees neither token.
+	_, _, err = f.s.RefreshTokenByHash(f.ctx, f.b.ID, h1)
+	wantErr(t, err, storage.ErrNotFound, "RefreshTokenByHash(B, A's revoked token)")
 
 	// Other grants, at A and at B, still work.
 	_, _, err = f.rotate(f.a.ID, h2, t2, 30*day)
