@@ -8,7 +8,11 @@
 # password checks per site are raised too, since each flowbench cell signs in
 # c browsers at the same moment (64 sign-ins in one second at c=64; the
 # default of 5 a second answers most of them 429, which flowbench counts as
-# failed operations). LECTERN_BENCH_ENV="NAME=value ..." adds settings.
+# failed operations), and so are the sessions one account keeps (every
+# flowbench browser signs in as the same demo student: at c=64 the default
+# of 50 ended the oldest sessions, and those browsers signed in again, an
+# argon2id check each, on every flow). LECTERN_BENCH_ENV="NAME=value ..."
+# adds settings.
 #   BENCH_DIR=<copy of the shared bench folder> scripts/bench-side-by-side.sh
 #   (BIN=<lectern binary> REPS=2 WLS="W1 W2 W3 W4 W5" DUR=10s CONC=16,64;
 #    PG_ADMIN_URL=<another PostgreSQL> BENCH_DB_UIDS=<uid its processes run as>
@@ -43,7 +47,7 @@ j() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d.get(sys.ar
 cid=$(j "$public" client_id clientId); rsid=$(j "$conf" client_id clientId); rssec=$(j "$conf" client_secret clientSecret)
 env LECTERN_LIMIT_TOKEN_PER_CLIENT=1000000000 LECTERN_LIMIT_TOKEN_PER_SITE=1000000000 \
   LECTERN_LIMIT_AUTHORIZE_PER_SITE=1000000000 LECTERN_LIMIT_AUTHORIZE_PER_IP=1000000000 \
-  LECTERN_LIMIT_LOGIN_CHECKS_PER_SITE=1000 ${LECTERN_BENCH_ENV:-} "$bin" serve >"$out/server.log" 2>&1 &
+  LECTERN_LIMIT_LOGIN_CHECKS_PER_SITE=1000 LECTERN_SESSIONS_PER_ACCOUNT=1000 ${LECTERN_BENCH_ENV:-} "$bin" serve >"$out/server.log" 2>&1 &
 lpid=$!
 (PORT=$zport exec "$work/bin/zitadel-example" >"$out/zitadel.log" 2>&1) &
 zpid=$!

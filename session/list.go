@@ -19,9 +19,28 @@ const (
 	AMRMulti    = "mfa"
 )
 
-// MaxPerUser bounds the browser sessions of one account, over every site:
-// signing in beyond it ends the oldest (a platform default).
+// MaxPerUser is the default bound on the browser sessions of one account,
+// over every site: signing in beyond it ends the oldest. Operators set
+// another for the platform with --sessions-per-account (Store.SetMax);
+// sites cannot, since one account's sessions span sites.
 const MaxPerUser = 50
+
+// SetMax sets the bound on one account's sessions (n < 1: MaxPerUser). Call
+// it before the store is used.
+func (ss *Store) SetMax(n int) {
+	if n < 1 {
+		n = MaxPerUser
+	}
+	ss.max = n
+}
+
+// Max is the bound on one account's sessions.
+func (ss *Store) Max() int {
+	if ss.max < 1 {
+		return MaxPerUser
+	}
+	return ss.max
+}
 
 // MFA reports whether the session was started with two factors.
 func (s *Session) MFA() bool { return slices.Contains(s.AMR, AMRMulti) }
@@ -107,20 +126,21 @@ func (ss *Store) AddFactors(ctx context.Context, s *Session, amr ...string) erro
 	return ss.save(ctx, s)
 }
 
-// bound ends the user's oldest sessions beyond MaxPerUser. Best effort: a
+// bound ends the user's oldest sessions beyond Max. Best effort: a
 // failure leaves a few sessions too many, each still expiring on its own.
 func (ss *Store) bound(ctx context.Context, userID string) {
+	limit := ss.Max()
 	keys, err := ss.cache.SetMembers(ctx, indexKey(userID))
-	if err != nil || len(keys) <= MaxPerUser {
+	if err != nil || len(keys) <= limit {
 		return
 	}
 	list, err := ss.List(ctx, userID)
-	if err != nil || len(list) <= MaxPerUser {
+	if err != nil || len(list) <= limit {
 		return
 	}
 	slices.SortFunc(list, func(a, b Listed) int { return a.Created.Compare(b.Created) })
 	var drop []string
-	for _, l := range list[:len(list)-MaxPerUser] {
+	for _, l := range list[:len(list)-limit] {
 		if ss.cache.Delete(ctx, l.key) == nil {
 			drop = append(drop, l.key)
 		}

@@ -62,4 +62,17 @@ func TestSessionsAreListedEndedAndBounded(t *testing.T) {
 			t.Error("the oldest session (site B's) survived the bound")
 		}
 	}
+	// The platform's own bound (--sessions-per-account) replaces it.
+	ss.SetMax(MaxPerUser + 20)
+	for range 25 {
+		signIn("b")
+	}
+	if list, _ = ss.List(ctx, "usr_ada"); len(list) != MaxPerUser+20 {
+		t.Fatalf("with the bound set to %d there are %d sessions", MaxPerUser+20, len(list))
+	}
+	ss.SetMax(3)
+	signIn("a")
+	if list, _ = ss.List(ctx, "usr_ada"); len(list) != 3 {
+		t.Fatalf("with the bound set to 3 there are %d sessions after a sign-in", len(list))
+	}
 }

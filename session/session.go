@@ -49,6 +49,7 @@ type Session struct {
 type Store struct {
 	cache storage.Cache
 	now   func() time.Time
+	max   int // sessions per account; 0: MaxPerUser
 }
 
 // NewStore returns a Store over cache. now is the clock (nil: time.Now).

@@ -57,7 +57,7 @@ type sessionRow struct {
 // security serves GET /account/security.
 func (h *Handler) security(w http.ResponseWriter, r *http.Request, rq *request) {
 	ctx := r.Context()
-	d := securityData{chrome: chromeFor(rq, "account", "security"), Narrow: true, SessionsMax: session.MaxPerUser,
+	d := securityData{chrome: chromeFor(rq, "account", "security"), Narrow: true, SessionsMax: h.sessions.Max(),
 		PasskeysAvailable: mfa.Available(rq.site), Required: r.URL.Query().Get("required") == "1",
 		Continue: continueTarget(r.URL.Query().Get("continue"))}
 	keys, err := h.store.Passkeys(ctx, rq.site.ID, rq.user.ID)

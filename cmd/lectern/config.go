@@ -13,6 +13,7 @@ import (
 
 	"github.com/lectern/lectern/internal/server"
 	"github.com/lectern/lectern/limits"
+	"github.com/lectern/lectern/session"
 )
 
 // config holds the process settings: the wiring's (server.Config) and
@@ -97,6 +98,8 @@ func (c *config) serving(fs *cmdFlags) {
 			fs.integer(v, l.Flag, env, l.Default, l.Title+": "+l.Unit)
 			c.limitValues[l.Name] = v
 		}
+		fs.integer(&c.SessionsPerAccount, "sessions-per-account", "LECTERN_SESSIONS_PER_ACCOUNT", session.MaxPerUser,
+			"browser sessions one account keeps at once, over every site; signing in beyond it ends the oldest (platform-wide: sites cannot override it)")
 		fs.integer(&c.Limits.CeilingFactor, "limit-ceiling-factor", "LECTERN_LIMIT_CEILING_FACTOR", limits.DefaultCeilingFactor,
 			"a site's operators may raise a limit up to this many times its platform default (sign-in limits: never above it)")
 	})

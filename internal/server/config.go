@@ -32,6 +32,9 @@ type Config struct {
 	// everything else is still served, before the listener closes
 	// (--shutdown-delay). Zero: close at once.
 	ShutdownDelay time.Duration
+	// SessionsPerAccount bounds one account's browser sessions over every
+	// site (--sessions-per-account; 0: session.MaxPerUser).
+	SessionsPerAccount int
 	// KEK or KEKFile is the key-encryption key; with neither, the embedded
 	// default generates one under DataDir (--kek, --kek-file).
 	KEK, KEKFile string

@@ -166,6 +166,7 @@ func (s *Server) buildHandlers() error {
 	a := s.app
 	s.verifier = bearer.New(bearer.Options{Keys: a.Keys, Store: a.Store, Cache: a.Cache, Logger: a.Logger})
 	s.sessions = session.NewStore(a.Cache, time.Now)
+	s.sessions.SetMax(a.Config.SessionsPerAccount)
 	s.brand = brand.New(a.Store, a.Logger)
 	renderer, err := ui.NewRenderer(a.Logger)
 	if err != nil {
