@@ -305,28 +305,10 @@ func (m *Memory) Subscribe(ctx context.Context, channel string) (<-chan []byte, 
 // algorithm redis_rate runs on Redis, so both backends admit the same
 // events: one event every Period/Rate, with up to Burst at once.
 func (m *Memory) Allow(ctx context.Context, key string, limit storage.Limit) (bool, time.Duration, error) {
-	if err := checkLimit(limit); err != nil {
-		return false, 0, err
-	}
-	if err := m.begin(ctx); err != nil {
-		return false, 0, err
-	}
-	defer m.mu.Unlock()
-	now := m.now()
-	interval := limit.Period / time.Duration(limit.Rate)
-	tat, ok := m.tats[key]
-	if !ok || tat.Before(now) {
-		tat = now
-	}
-	next := tat.Add(interval)
-	allowAt := next.Add(-interval * time.Duration(limit.Burst))
-	if allowAt.After(now) {
-		// A refused event leaves the state alone: refusals do not push
-		// the caller's next chance further out.
-		return false, allowAt.Sub(now), nil
-	}
-	m.tats[key] = next
-	return true, 0, nil
+	// A refused event leaves the state alone: refusals do not push the
+	// caller's next chance further out.
+	n, retry, err := m.AllowAtMost(ctx, key, limit, 1)
+	return n == 1, retry, err
 }
 
 // AllowAtMost implements storage.Cache: as many of n events as the GCRA

@@ -546,28 +546,8 @@ func (r *Redis) Subscribe(ctx context.Context, channel string) (<-chan []byte, e
 // one small key per limited key and needs no clock agreement between
 // replicas (it reads Redis' TIME).
 func (r *Redis) Allow(ctx context.Context, key string, limit storage.Limit) (bool, time.Duration, error) {
-	if err := checkLimit(limit); err != nil {
-		return false, 0, err
-	}
-	var res *redis_rate.Result
-	err := r.guard(ctx, r.opTimeout, func(ctx context.Context) error {
-		var err error
-		res, err = r.limiter.Allow(ctx, r.key(key), redis_rate.Limit{
-			Rate:   limit.Rate,
-			Period: limit.Period,
-			Burst:  limit.Burst,
-		})
-		return err
-	})
-	if err != nil {
-		return false, 0, mapErr("rate limit", err)
-	}
-	if res.Allowed > 0 {
-		return true, 0, nil
-	}
-	// The script computes in float seconds; a refusal must still tell the
-	// caller to wait, however little.
-	return false, max(res.RetryAfter, time.Millisecond), nil
+	n, retry, err := r.AllowAtMost(ctx, key, limit, 1)
+	return n == 1, retry, err
 }
 
 // AllowAtMost implements storage.Cache with redis_rate's AllowAtMost
@@ -595,6 +575,8 @@ func (r *Redis) AllowAtMost(ctx context.Context, key string, limit storage.Limit
 	if res.Allowed > 0 {
 		return res.Allowed, 0, nil
 	}
+	// The script computes in float seconds; a refusal must still tell the
+	// caller to wait, however little.
 	return 0, max(res.RetryAfter, time.Millisecond), nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -61,6 +62,8 @@ type Store struct {
 	// (rotation, new grants), whose sessions plan without sequential
 	// scans; elsewhere (SQLite) the same pool as sqlDB. See keyLookups.
 	keyDB *sql.DB
+	idle  int         // sqlDB's idle connections (PostgreSQL)
+	drop  atomic.Bool // dropIdle under way
 
 	// PostgreSQL only: concurrent token-path writes share statements.
 	rotations *batcher[rotateReq, rotateRes]
@@ -95,6 +98,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		dialector gorm.Dialector
 		dialect   string
 		keyDB     *sql.DB
+		tracer    *connTracer
 	)
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
@@ -103,10 +107,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sqlstore: %w", err)
 		}
-		if opts.OnStatement != nil {
-			pc.Tracer = statementTracer(opts.OnStatement)
-			dialector = postgres.New(postgres.Config{Conn: stdlib.OpenDB(*pc)})
-		}
+		tracer = &connTracer{onStatement: opts.OnStatement}
+		pc.Tracer = tracer
+		dialector = postgres.New(postgres.Config{Conn: stdlib.OpenDB(*pc)})
 		keyDB = keyLookups(pc)
 	case strings.HasPrefix(dsn, "sqlite:"):
 		path := strings.TrimPrefix(dsn, "sqlite:")
@@ -140,8 +143,8 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	n := opts.MaxOpenConns
 	if dialect == Postgres {
-		n := opts.MaxOpenConns
 		if n == 0 {
 			n = 32
 		}
@@ -155,6 +158,11 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		keyDB = sqlDB
 	}
 	s := &Store{db: db, sqlDB: sqlDB, keyDB: keyDB, dialect: dialect}
+	if tracer != nil {
+		s.idle = n
+		drop := s.dropIdle
+		tracer.lost.Store(&drop)
+	}
 	if dialect == Postgres {
 		s.rotations = newBatcher(batchWorkers, batchMax, s.rotateBatch)
 		s.grants = newBatcher(batchWorkers, batchMax, s.createGrantsBatch)
@@ -215,6 +223,52 @@ func (s *Store) Close() error {
 		return err
 	}
 	return sqlDB.Close()
+}
+
+// connTracer sees every statement of both PostgreSQL pools: it reports
+// each to Options.OnStatement (tests) and, when a statement failed because
+// its connection is gone, has the store drop the idle connections of both
+// pools (dropIdle).
+type connTracer struct {
+	onStatement func(string)
+	lost        atomic.Pointer[func()]
+}
+
+func (t *connTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if t.onStatement != nil {
+		t.onStatement(d.SQL)
+	}
+	return ctx
+}
+
+func (t *connTracer) TraceQueryEnd(ctx context.Context, c *pgx.Conn, d pgx.TraceQueryEndData) {
+	if d.Err == nil || !c.IsClosed() || ctx.Err() != nil || errors.Is(d.Err, context.Canceled) || errors.Is(d.Err, context.DeadlineExceeded) {
+		return
+	}
+	if lost := t.lost.Load(); lost != nil {
+		(*lost)()
+	}
+}
+
+// dropIdle closes the idle connections of both pools. A connection that
+// died (PostgreSQL restarted, failed over, a proxy cut it) is found only by
+// using it, and each such use answers 503: once one is found dead, the
+// others that sat idle beside it almost surely are too, so they are closed
+// and the next requests open new ones. Before the token path had a pool of
+// its own the code exchange's retries happened to use up the general pool's
+// dead connections; now its retries succeed on the key pool while the
+// general pool still holds them (TestCodeExchangeRetryAfterDatabaseFailure).
+func (s *Store) dropIdle() {
+	if !s.drop.CompareAndSwap(false, true) {
+		return
+	}
+	defer s.drop.Store(false)
+	s.sqlDB.SetMaxIdleConns(0)
+	s.sqlDB.SetMaxIdleConns(s.idle)
+	if s.keyDB != s.sqlDB {
+		s.keyDB.SetMaxIdleConns(0)
+		s.keyDB.SetMaxIdleConns(2 * batchWorkers)
+	}
 }
 
 // keyLookups opens the pool of the batched token-path writes: at most one
@@ -313,14 +367,3 @@ func unavailable(err error) bool {
 func (s *Store) Exec(ctx context.Context, sql string, args ...any) error {
 	return mapErr(s.db.WithContext(ctx).Exec(sql, args...).Error)
 }
-
-// statementTracer hands every statement's text to a function
-// (Options.OnStatement).
-type statementTracer func(sql string)
-
-func (f statementTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	f(d.SQL)
-	return ctx
-}
-
-func (statementTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
