@@ -102,7 +102,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	)
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		dialector, dialect = postgres.Open(withGenericPlans(dsn)), Postgres
+		dialect = Postgres
 		pc, err := pgx.ParseConfig(withGenericPlans(dsn))
 		if err != nil {
 			return nil, fmt.Errorf("sqlstore: %w", err)
