@@ -58,7 +58,7 @@ type Store struct {
 	db      *gorm.DB
 	sqlDB   *sql.DB // the same pool, for the hot statements gorm would slow
 	dialect string
-	// PostgreSQL only: a small pool for the token path's batched writes
+	// PostgreSQL only: a small pool (keyConns) for the token path's batched writes
 	// (rotation, new grants), whose sessions plan without sequential
 	// scans; elsewhere (SQLite) the same pool as sqlDB. See keyLookups.
 	keyDB *sql.DB
@@ -164,8 +164,8 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		tracer.lost.Store(&drop)
 	}
 	if dialect == Postgres {
-		s.rotations = newBatcher(batchWorkers, batchMax, s.rotateBatch)
-		s.grants = newBatcher(batchWorkers, batchMax, s.createGrantsBatch)
+		s.rotations = newBatcher(rotateWorkers, batchMax, s.rotateBatch)
+		s.grants = newBatcher(grantWorkers, batchMax, s.createGrantsBatch)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -267,12 +267,12 @@ func (s *Store) dropIdle() {
 	s.sqlDB.SetMaxIdleConns(s.idle)
 	if s.keyDB != s.sqlDB {
 		s.keyDB.SetMaxIdleConns(0)
-		s.keyDB.SetMaxIdleConns(2 * batchWorkers)
+		s.keyDB.SetMaxIdleConns(keyConns)
 	}
 }
 
-// keyLookups opens the pool of the batched token-path writes: at most one
-// connection per batch worker, each session planning without sequential
+// keyLookups opens the pool of the batched token-path writes: one
+// connection per batch worker (keyConns), each session planning without sequential
 // scans, hash joins or merge joins.
 //
 // Every statement there joins a handful of requested keys (unnest of the
@@ -296,8 +296,8 @@ func keyLookups(pc *pgx.ConnConfig) *sql.DB {
 		kc.RuntimeParams[scan] = "off"
 	}
 	db := stdlib.OpenDB(*kc)
-	db.SetMaxOpenConns(2 * batchWorkers)
-	db.SetMaxIdleConns(2 * batchWorkers)
+	db.SetMaxOpenConns(keyConns)
+	db.SetMaxIdleConns(keyConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	return db
 }
