@@ -35,12 +35,7 @@ func (ss *Store) SetMax(n int) {
 }
 
 // Max is the bound on one account's sessions.
-func (ss *Store) Max() int {
-	if ss.max < 1 {
-		return MaxPerUser
-	}
-	return ss.max
-}
+func (ss *Store) Max() int { return ss.max }
 
 // MFA reports whether the session was started with two factors.
 func (s *Session) MFA() bool { return slices.Contains(s.AMR, AMRMulti) }
@@ -129,7 +124,7 @@ func (ss *Store) AddFactors(ctx context.Context, s *Session, amr ...string) erro
 // bound ends the user's oldest sessions beyond Max. Best effort: a
 // failure leaves a few sessions too many, each still expiring on its own.
 func (ss *Store) bound(ctx context.Context, userID string) {
-	limit := ss.Max()
+	limit := ss.max
 	keys, err := ss.cache.SetMembers(ctx, indexKey(userID))
 	if err != nil || len(keys) <= limit {
 		return

@@ -49,7 +49,7 @@ type Session struct {
 type Store struct {
 	cache storage.Cache
 	now   func() time.Time
-	max   int // sessions per account; 0: MaxPerUser
+	max   int // sessions per account (SetMax)
 }
 
 // NewStore returns a Store over cache. now is the clock (nil: time.Now).
@@ -57,7 +57,7 @@ func NewStore(cache storage.Cache, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{cache: cache, now: now}
+	return &Store{cache: cache, now: now, max: MaxPerUser}
 }
 
 // cookieName is per site: cookies ignore ports, so two sites on one host

@@ -106,6 +106,10 @@ func (c *config) serving(fs *cmdFlags) {
 }
 
 // applyLimits copies the parsed --limit-* flags into Config.Limits.
+// maxSessionsPerAccount bounds --sessions-per-account: signing in lists an
+// account's sessions once it holds more than the bound.
+const maxSessionsPerAccount = 10000
+
 func (c *config) applyLimits() error {
 	c.Limits.Defaults = map[limits.Name]int{}
 	for name, v := range c.limitValues {
@@ -117,6 +121,9 @@ func (c *config) applyLimits() error {
 	}
 	if c.Limits.CeilingFactor < 1 {
 		return errors.New("--limit-ceiling-factor must be at least 1")
+	}
+	if c.SessionsPerAccount < 1 || c.SessionsPerAccount > maxSessionsPerAccount {
+		return fmt.Errorf("--sessions-per-account must be between 1 and %d", maxSessionsPerAccount)
 	}
 	return nil
 }

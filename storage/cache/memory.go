@@ -305,8 +305,6 @@ func (m *Memory) Subscribe(ctx context.Context, channel string) (<-chan []byte, 
 // algorithm redis_rate runs on Redis, so both backends admit the same
 // events: one event every Period/Rate, with up to Burst at once.
 func (m *Memory) Allow(ctx context.Context, key string, limit storage.Limit) (bool, time.Duration, error) {
-	// A refused event leaves the state alone: refusals do not push the
-	// caller's next chance further out.
 	n, retry, err := m.AllowAtMost(ctx, key, limit, 1)
 	return n == 1, retry, err
 }
@@ -334,6 +332,8 @@ func (m *Memory) AllowAtMost(ctx context.Context, key string, limit storage.Limi
 	room := int((now.Sub(tat) + interval*time.Duration(limit.Burst)) / interval)
 	taken := min(n, room)
 	if taken < 1 {
+		// A refusal leaves the state alone: refusals do not push the
+		// caller's next chance further out.
 		return 0, tat.Add(interval - interval*time.Duration(limit.Burst)).Sub(now), nil
 	}
 	m.tats[key] = tat.Add(interval * time.Duration(taken))
