@@ -890,3 +890,36 @@ func TestRotationsNoticedLate(t *testing.T) {
 		}
 	})
 }
+
+// TestSignIsDeterministic: signatures follow RFC 6979 (docs/decisions.md):
+// the same input signs to the same token, which verifies, and another input
+// to another signature.
+func TestSignIsDeterministic(t *testing.T) {
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk := &keys.SigningKey{KID: "k1", Private: priv, Public: &priv.PublicKey}
+	a, err := sk.Sign([]byte(`{"jti":"a"}`), "at+jwt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := sk.Sign([]byte(`{"jti":"a"}`), "at+jwt")
+	other, _ := sk.Sign([]byte(`{"jti":"b"}`), "at+jwt")
+	if a != again {
+		t.Errorf("the same payload signed twice gave two tokens:\n%s\n%s", a, again)
+	}
+	sig := func(tok string) string { return tok[strings.LastIndexByte(tok, '.')+1:] }
+	if sig(a) == sig(other) {
+		t.Error("two payloads share a signature")
+	}
+	for _, tok := range []string{a, other} {
+		jws, err := jose.ParseSignedCompact(tok, []jose.SignatureAlgorithm{jose.ES256})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := jws.Verify(&priv.PublicKey); err != nil {
+			t.Errorf("%s does not verify: %v", tok, err)
+		}
+	}
+}
