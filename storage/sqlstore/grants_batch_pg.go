@@ -22,9 +22,11 @@ const (
 	// instead of 51-52 µs per rotation at c=64 and 54-59 instead of 107-110
 	// at c=16, and answered 11-19% more refreshes.
 	rotateWorkers = 1
-	// grantWorkers: grant creations (code exchanges) in flight per replica;
-	// one worker did not pay in W3 at c=64.
-	grantWorkers = 4
+	// grantWorkers: grant creations (code exchanges) in flight per replica.
+	// Against four, two cost PostgreSQL 88-95 instead of 122-130 µs per
+	// code flow at c=64 (165-175 instead of 206 at c=16) and answered 4-15%
+	// more flows (W3 alternated, docs/PERFORMANCE.md); one did not pay.
+	grantWorkers = 2
 	// keyConns is the key pool's size: one connection per worker.
 	keyConns = rotateWorkers + grantWorkers
 	batchMax = 32
