@@ -2,11 +2,12 @@ package authserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
 	"slices"
+
+	json "github.com/segmentio/encoding/json"
 
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/session"

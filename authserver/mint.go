@@ -3,9 +3,10 @@ package authserver
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"time"
+
+	json "github.com/segmentio/encoding/json"
 
 	"github.com/lectern/lectern/authserver/bearer"
 	"github.com/lectern/lectern/authserver/keys"

@@ -2,12 +2,13 @@ package authserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
+
+	json "github.com/segmentio/encoding/json"
 
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/storage"

@@ -4,9 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"slices"
 	"time"
+
+	json "github.com/segmentio/encoding/json"
 
 	"github.com/lectern/lectern/tenant"
 )
