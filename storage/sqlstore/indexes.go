@@ -78,7 +78,7 @@ var reliedIndexes = []indexNeed{
 	unique("clients", "client_id").where().because("CreateVendorIntegration (platform clients), ClientByID"),
 	lookup("clients", "site_id", "created_at").because("ListClients"),
 	unique("vendor_integrations", "client_id").because("CreateVendorIntegration"),
-	lookup("grants", "site_id", "user_id").because("ListGrants, liveGrants by user"),
+	lookup("grants", "user_id", "site_id").because("ListGrants, liveGrants by user (site_id and user_id given), UserGrants (user_id: a password reset revokes every site's grants)"),
 	lookup("grants", "site_id", "client_id").because("liveGrants by client"),
 	lookup("grants", "site_id", "created_at").where().because("LiveGrants (grants_site_live)"),
 	lookup("grants", "site_id", "revoked_at").where().because("RevokedGrants"),
@@ -123,5 +123,4 @@ var reliedIndexes = []indexNeed{
 	lookup("account_tokens", "user_id", "purpose").because("ResetPassword (using up the other reset links)"),
 	lookup("outbox_messages", "next_attempt_at", "id").where().because("ClaimMail"),
 	lookup("outbox_messages", "sent_at").where().because("PruneMail"),
-	lookup("grants", "user_id").where().because("UserGrants (a password reset revokes every site's grants)"),
 }

@@ -158,8 +158,8 @@ func TestMigrateRefreshTokensToHashKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(applied) != 1 || applied[0] != "0015_refresh_tokens_by_hash" {
-				t.Fatalf("Migrate applied %v; want 0015 alone", applied)
+			if len(applied) == 0 || applied[0] != "0015_refresh_tokens_by_hash" {
+				t.Fatalf("Migrate applied %v; want 0015 first", applied)
 			}
 
 			// Every token came across unchanged.

@@ -144,13 +144,13 @@ func TestCheckSchemaNoticesDrift(t *testing.T) {
 		if err := s.CheckSchema(ctx); err != nil {
 			t.Fatalf("before dropping indexes: %v", err)
 		}
-		for _, stmt := range []string{"DROP INDEX grants_site_user", "DROP INDEX clients_site_client"} {
+		for _, stmt := range []string{"DROP INDEX grants_user_site", "DROP INDEX clients_site_client"} {
 			if err := s.Exec(ctx, stmt); err != nil {
 				t.Fatal(err)
 			}
 		}
 		err = s.CheckSchema(ctx)
-		for _, want := range []string{"index grants (site_id, user_id), relied on by ListGrants", "index partial unique clients (site_id, client_id)"} {
+		for _, want := range []string{"index grants (user_id, site_id), relied on by ListGrants", "index partial unique clients (site_id, client_id)"} {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("CheckSchema after dropping an index: %v; want it to name %q", err, want)
 			}
