@@ -55,7 +55,7 @@ run() { # run NAME PORT PID
   cid=$(sed -n 's/^cid=\([^ ]*\).*/\1/p' "$work/$1.env"); rs=$(sed -n 's/.* rs=\(.*\)$/\1/p' "$work/$1.env")
   FLOWBENCH_PASSWORD=demo-student-pass FLOWBENCH_INTROSPECT="$rs" "$work/bin/flowbench" -op lectern -issuer "http://localhost:$2" \
     -client-id "$cid" -pids "$3" ${uids:+-uids "$uids"} -d "$dur" -c "$c" -w "$wl" 2>&1 |
-    awk -v n="$1" '/^lectern +W/ { ops = $(NF-9); s = 10000 / ops
+    awk -v n="$1" '/^lectern  +W/ { ops = $(NF-9); s = 10000 / ops
       printf "%s %s c=%s  %8.1f ops/s  p50 %6.2f  p99 %6.2f ms  srv %4.0f  db %4.0f  gen %4.0f  oth %4.0f  all %4.0f µs/op\n",
         n, $2, $(NF-10), ops, $(NF-8), $(NF-6), $(NF-4)*s, $(NF-3)*s, $(NF-2)*s, $(NF-1)*s, ($(NF-4)+$(NF-3)+$(NF-2)+$(NF-1))*s }'
 }

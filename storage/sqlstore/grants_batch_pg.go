@@ -24,7 +24,7 @@ const (
 	rotateWorkers = 1
 	// grantWorkers: grant creations (code exchanges) in flight per replica.
 	// Against four, two cost PostgreSQL 88-95 instead of 122-130 µs per
-	// code flow at c=64 (165-175 instead of 206 at c=16) and answered 4-15%
+	// code flow at c=64 (165-175 instead of 206 at c=16) and answered 3-15%
 	// more flows (W3 alternated, docs/PERFORMANCE.md); one did not pay.
 	grantWorkers = 2
 	// keyConns is the key pool's size: one connection per worker.
