@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
@@ -174,17 +175,9 @@ func TestMigrateGrantsUserIndex(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer rows.Close()
-			var plan strings.Builder
-			for rows.Next() {
-				var line string
-				if err := rows.Scan(&line); err != nil {
-					t.Fatal(err)
-				}
-				plan.WriteString(line + "\n")
-			}
-			if !strings.Contains(plan.String(), "grants_user_site") || strings.Contains(plan.String(), "Full") {
-				t.Errorf("UserGrants is not planned on grants_user_site:\n%s", plan.String())
+			plan := strings.Join(scanStrings(t, rows), "\n")
+			if !strings.Contains(plan, "grants_user_site") || strings.Contains(plan, "Full") {
+				t.Errorf("UserGrants is not planned on grants_user_site:\n%s", plan)
 			}
 		})
 	}
@@ -201,14 +194,23 @@ func grantIndexes(t *testing.T, s *sqlstore.Store) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return strings.Join(scanStrings(t, rows), ", ")
+}
+
+// scanStrings reads rows of one text column and closes them.
+func scanStrings(t *testing.T, rows *sql.Rows) []string {
+	t.Helper()
 	defer rows.Close()
-	var names []string
+	var out []string
 	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
+		var v string
+		if err := rows.Scan(&v); err != nil {
 			t.Fatal(err)
 		}
-		names = append(names, n)
+		out = append(out, v)
 	}
-	return strings.Join(names, ", ")
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
