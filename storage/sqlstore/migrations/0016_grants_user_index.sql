@@ -6,8 +6,9 @@
 -- site). (user_id, site_id) answers both: its leading column for every
 -- site's grants, both columns for one site's. A code exchange inserts a
 -- grant, and each index is one more entry written, and logged, per grant:
--- four instead of five now. The revoked grants of a person are in the
--- index too; a person has few, and expired grants are purged.
+-- four instead of five now. A person's revoked and expired grants are in
+-- the index too (the partial index left them out); the queries filter them
+-- among that one person's grants.
 --
 -- Building the index locks the table against inserts for as long as the
 -- build takes (code exchanges wait). An operator with a large table builds
