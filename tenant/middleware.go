@@ -30,45 +30,56 @@ type MiddlewareOptions struct {
 func (r *Resolver) Middleware(opts MiddlewareOptions) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			rawHost, scheme := req.Host, "http"
-			if req.TLS != nil {
-				scheme = "https"
+			if ctx, ok := r.Admit(req.Context(), w, req, &opts); ok {
+				next.ServeHTTP(w, req.WithContext(ctx))
 			}
-			if trusted(req.RemoteAddr, opts.TrustedProxies) {
-				if h := lastValue(req.Header.Get("X-Forwarded-Host")); h != "" {
-					rawHost = h
-				}
-				if p := strings.ToLower(lastValue(req.Header.Get("X-Forwarded-Proto"))); p == "http" || p == "https" {
-					scheme = p
-				}
-				// The address our proxy saw: per-IP limits behind a load
-				// balancer would otherwise count every client as one.
-				if ip, err := netip.ParseAddr(lastValue(req.Header.Get("X-Forwarded-For"))); err == nil {
-					req = req.WithContext(context.WithValue(req.Context(), clientIPKey, ip.Unmap().String()))
-				}
-			}
-			host, err := CanonicalHost(rawHost, scheme)
-			if err != nil {
-				WriteError(w, http.StatusBadRequest, "invalid_request", "the Host header is not a valid host[:port]")
-				return
-			}
-			site, err := r.Resolve(req.Context(), host)
-			switch {
-			case errors.Is(err, ErrUnknownHost):
-				WriteError(w, http.StatusNotFound, "not_found", "no site is served at this host")
-				return
-			case err != nil:
-				opts.Logger.ErrorContext(req.Context(), "site lookup failed", "host", host, "err", err)
-				w.Header().Set("Retry-After", "5")
-				WriteError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the site directory is unavailable; try again shortly")
-				return
-			}
-			if !secure(w, req, site, scheme) {
-				return
-			}
-			next.ServeHTTP(w, req.WithContext(WithSite(req.Context(), site)))
 		})
 	}
+}
+
+// Admit is Middleware for a caller that builds the request's context
+// itself (the server does, to clone the request once): it resolves req's
+// site and returns ctx carrying it (and, from a trusted proxy, the client's
+// address), or answers req itself, as Middleware does, and returns false.
+// The lookup waits no longer than ctx allows.
+func (r *Resolver) Admit(ctx context.Context, w http.ResponseWriter, req *http.Request, opts *MiddlewareOptions) (context.Context, bool) {
+	rawHost, scheme := req.Host, "http"
+	if req.TLS != nil {
+		scheme = "https"
+	}
+	if trusted(req.RemoteAddr, opts.TrustedProxies) {
+		if h := lastValue(req.Header.Get("X-Forwarded-Host")); h != "" {
+			rawHost = h
+		}
+		if p := strings.ToLower(lastValue(req.Header.Get("X-Forwarded-Proto"))); p == "http" || p == "https" {
+			scheme = p
+		}
+		// The address our proxy saw: per-IP limits behind a load
+		// balancer would otherwise count every client as one.
+		if ip, err := netip.ParseAddr(lastValue(req.Header.Get("X-Forwarded-For"))); err == nil {
+			ctx = context.WithValue(ctx, clientIPKey, ip.Unmap().String())
+		}
+	}
+	host, err := CanonicalHost(rawHost, scheme)
+	if err != nil {
+		WriteError(w, http.StatusBadRequest, "invalid_request", "the Host header is not a valid host[:port]")
+		return nil, false
+	}
+	site, err := r.Resolve(ctx, host)
+	switch {
+	case errors.Is(err, ErrUnknownHost):
+		WriteError(w, http.StatusNotFound, "not_found", "no site is served at this host")
+		return nil, false
+	case err != nil:
+		opts.Logger.ErrorContext(ctx, "site lookup failed", "host", host, "err", err)
+		w.Header().Set("Retry-After", "5")
+		WriteError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the site directory is unavailable; try again shortly")
+		return nil, false
+	}
+	if !secure(w, req, site, scheme) {
+		return nil, false
+	}
+	return WithSite(ctx, site), true
 }
 
 // ErrorCode is the error code of an RFC 6749-style answer with an HTTP

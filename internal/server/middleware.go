@@ -1,9 +1,10 @@
 package server
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -31,49 +32,43 @@ func isPictureUpload(r *http.Request) bool {
 	return r.Method == http.MethodPost && r.URL.Path == web.PictureUploadPath
 }
 
-func requestDeadline(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		r := c.Request()
-		d := requestTimeout
-		if r.Method == http.MethodPost && r.URL.Path == adminapi.BasePath+"/files" || isPictureUpload(r) {
-			d = uploadTimeout
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), d)
-		defer cancel()
-		c.SetRequest(r.WithContext(ctx))
-		return next(c)
+// deadlineFor is r's deadline: requestTimeout, or uploadTimeout for an
+// upload.
+func deadlineFor(r *http.Request) time.Duration {
+	if r.Method == http.MethodPost && r.URL.Path == adminapi.BasePath+"/files" || isPictureUpload(r) {
+		return uploadTimeout
 	}
+	return requestTimeout
 }
 
 // processPaths are answered for any Host: probes address the pod, not a
 // site. (/metrics is on the metrics listener only: ops.go.)
 var processPaths = map[string]bool{"/healthz": true, "/readyz": true}
 
-// siteMiddleware applies the tenant middleware to every path but the
-// process endpoints.
-func siteMiddleware(mw func(http.Handler) http.Handler) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		withSite := mw(next)
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if processPaths[r.URL.Path] {
-				next.ServeHTTP(w, r)
-				return
-			}
-			withSite.ServeHTTP(w, r)
-		})
-	}
-}
-
-// requestID gives every request an id, carried in the context for logs and
-// echoed in X-Request-Id. A well-formed incoming id (from our proxy) is kept.
-func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
+// prepare runs first, before routing, for every request. It gives the
+// request its deadline (see requestTimeout) and its id, carried in the
+// context for logs and echoed in X-Request-Id (a well-formed incoming id,
+// from our proxy, is kept), and resolves its site (tenant.Resolver.Admit;
+// the process endpoints have none), answering itself when there is none to
+// serve. The request is cloned once, with all three in its context.
+func (s *Server) prepare(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		id := c.Request().Header.Get(echo.HeaderXRequestID)
+		r := c.Request()
+		id := r.Header.Get(echo.HeaderXRequestID)
 		if !validRequestID(id) {
 			id = newRequestID()
 		}
 		c.Response().Header().Set(echo.HeaderXRequestID, id)
-		c.SetRequest(c.Request().WithContext(tenant.WithRequestID(c.Request().Context(), id)))
+		dl := newDeadlineCtx(r.Context(), deadlineFor(r))
+		defer dl.release()
+		ctx := tenant.WithRequestID(dl, id)
+		if !processPaths[r.URL.Path] {
+			var ok bool
+			if ctx, ok = s.resolver.Admit(ctx, c.Response(), r, &s.siteOptions); !ok {
+				return nil
+			}
+		}
+		c.SetRequest(r.WithContext(ctx))
 		return next(c)
 	}
 }
@@ -129,6 +124,19 @@ func (s *Server) metrics() echo.MiddlewareFunc {
 	for _, route := range []string{vocab.TokenPath, vocab.RegistrationPath, vocab.AuthorizePath, "/login", vocab.MemberGraphQLPath, vocab.MCPPath} {
 		rateLimited.WithLabelValues(route)
 	}
+	// The series of each route and method, looked up once: WithLabelValues
+	// hashes its labels on every call. Routes and method labels are a
+	// closed set, so the cache is bounded.
+	var series sync.Map // routeKey → *routeSeries
+	seriesFor := func(route, method string) *routeSeries {
+		k := routeKey{route, method}
+		if rs, ok := series.Load(k); ok {
+			return rs.(*routeSeries)
+		}
+		rs := &routeSeries{key: k, duration: duration.WithLabelValues(route, method), vec: requests}
+		got, _ := series.LoadOrStore(k, rs)
+		return got.(*routeSeries)
+	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
@@ -142,15 +150,39 @@ func (s *Server) metrics() echo.MiddlewareFunc {
 			if route == "" {
 				route = "unmatched"
 			}
-			method := methodLabel(c.Request().Method)
-			duration.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
-			requests.WithLabelValues(route, method, statusClass(c.Response().Status)).Inc()
-			if c.Response().Status == http.StatusTooManyRequests {
+			rs := seriesFor(route, methodLabel(c.Request().Method))
+			rs.duration.Observe(time.Since(start).Seconds())
+			status := c.Response().Status
+			rs.count(statusIndex(status))
+			if status == http.StatusTooManyRequests {
 				rateLimited.WithLabelValues(route).Inc()
 			}
 			return nil
 		}
 	}
+}
+
+type routeKey struct{ route, method string }
+
+// routeSeries are the metrics of one route and method. A status class's
+// counter is made when the first request of that class is counted, so
+// that, as with WithLabelValues, only the classes seen have series.
+type routeSeries struct {
+	key      routeKey
+	duration prometheus.Observer
+	vec      *prometheus.CounterVec
+	requests [len(statusClasses)]atomic.Pointer[prometheus.Counter] // by statusIndex
+}
+
+func (rs *routeSeries) count(class int) {
+	c := rs.requests[class].Load()
+	if c == nil {
+		// Racing requests get the same counter from the vector.
+		counter := rs.vec.WithLabelValues(rs.key.route, rs.key.method, statusClasses[class])
+		c = &counter
+		rs.requests[class].Store(c)
+	}
+	(*c).Inc()
 }
 
 // methodLabel is the method as a metric label: the standard methods by
@@ -165,16 +197,21 @@ func methodLabel(m string) string {
 	return "OTHER"
 }
 
-func statusClass(code int) string {
+// statusClasses label the requests counter by status class.
+var statusClasses = [...]string{"2xx", "3xx", "4xx", "5xx"}
+
+// statusIndex is code's index in statusClasses (anything under 300 counts
+// as 2xx).
+func statusIndex(code int) int {
 	switch {
 	case code >= 500:
-		return "5xx"
+		return 3
 	case code >= 400:
-		return "4xx"
+		return 2
 	case code >= 300:
-		return "3xx"
+		return 1
 	}
-	return "2xx"
+	return 0
 }
 
 func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {

@@ -35,13 +35,15 @@ type Server struct {
 	// handler is echo under the OpenTelemetry HTTP instrumentation.
 	handler  http.Handler
 	resolver *tenant.Resolver
-	registry *prometheus.Registry
-	verifier *bearer.Verifier
-	sessions *session.Store
-	auth     *authserver.Server
-	files    adminapi.FileStore
-	mailer   *mail.Sender
-	mailDesc string
+	// siteOptions configure the site resolution of every request (prepare).
+	siteOptions tenant.MiddlewareOptions
+	registry    *prometheus.Registry
+	verifier    *bearer.Verifier
+	sessions    *session.Store
+	auth        *authserver.Server
+	files       adminapi.FileStore
+	mailer      *mail.Sender
+	mailDesc    string
 	// brand dresses every page in its site's appearance.
 	brand *brand.Source
 
@@ -86,11 +88,8 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	e.Logger.SetOutput(discardWriter{})
 
 	// Pre runs before routing, for every request, matched or not.
-	e.Pre(requestDeadline)
-	e.Pre(s.requestID)
-	e.Pre(echo.WrapMiddleware(siteMiddleware(s.resolver.Middleware(tenant.MiddlewareOptions{
-		TrustedProxies: proxies, Logger: a.Logger,
-	}))))
+	s.siteOptions = tenant.MiddlewareOptions{TrustedProxies: proxies, Logger: a.Logger}
+	e.Pre(s.prepare)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
 			a.Logger.ErrorContext(c.Request().Context(), "panic", "err", err, "stack", string(stack))
