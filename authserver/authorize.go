@@ -309,7 +309,17 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, site *tenant.S
 		s.unavailablePage(w, r, site, err)
 		return
 	}
-	http.Redirect(w, r, responseURL(ar.RedirectURI, url.Values{"code": {code}, "state": {ar.State}, "iss": {site.Issuer()}}), http.StatusFound)
+	redirectToClient(w, responseURL(ar.RedirectURI, url.Values{"code": {code}, "state": {ar.State}, "iss": {site.Issuer()}}))
+}
+
+// redirectToClient sends the browser to location, a registered redirect
+// URI with the response's parameters, with a bare 302: unlike
+// http.Redirect, no HTML note with the URI escaped in it (RFC 9110 §15.4.3
+// has it as usual, not required; a browser follows the Location and a
+// client reads it), which is cheaper to send on the busiest page.
+func redirectToClient(w http.ResponseWriter, location string) {
+	w.Header().Set("Location", location)
+	w.WriteHeader(http.StatusFound)
 }
 
 // responseURL adds params to a redirect URI's query (RFC 6749 §4.1.2: the
@@ -334,9 +344,9 @@ func responseURL(redirectURI string, params url.Values) string {
 // §4.1.2.1) with iss (RFC 9207).
 func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, site *tenant.Site, redirectURI, state string, e *Error) {
 	s.logger.InfoContext(r.Context(), "authorization error", "error", e.code.String(), "description", e.description)
-	http.Redirect(w, r, responseURL(redirectURI, url.Values{
+	redirectToClient(w, responseURL(redirectURI, url.Values{
 		"error": {e.code.String()}, "error_description": {descriptionText(e.description)}, "state": {state}, "iss": {site.Issuer()},
-	}), http.StatusFound)
+	}))
 }
 
 // descriptionText keeps an error_description within the characters RFC
