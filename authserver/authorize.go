@@ -323,8 +323,21 @@ func redirectToClient(w http.ResponseWriter, location string) {
 }
 
 // responseURL adds params to a redirect URI's query (RFC 6749 §4.1.2: the
-// URI's own query is retained).
+// URI's own query is retained), leaving out those with an empty value.
 func responseURL(redirectURI string, params url.Values) string {
+	if !strings.ContainsAny(redirectURI, "?#") {
+		// The usual redirect URI, without a query: nothing to merge, so
+		// no parsing (a registered URI is already valid).
+		for k, vs := range params {
+			if len(vs) == 1 && vs[0] == "" {
+				delete(params, k)
+			}
+		}
+		if q := params.Encode(); q != "" {
+			return redirectURI + "?" + q
+		}
+		return redirectURI
+	}
 	u, err := url.Parse(redirectURI)
 	if err != nil {
 		return redirectURI // validated at registration; cannot happen

@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -20,5 +21,32 @@ func TestDescriptionText(t *testing.T) {
 	}
 	if got := descriptionText(strings.Repeat("x", 1000)); len(got) != 300 || !strings.HasSuffix(got, "...") {
 		t.Errorf("a long description: %d bytes", len(got))
+	}
+}
+
+// The answer to the client carries every non-empty parameter, escaped, on
+// the redirect URI as registered, its own query kept (RFC 6749 §4.1.2);
+// the URI without a query, which skips parsing, reads back the same.
+func TestResponseURL(t *testing.T) {
+	params := func() url.Values {
+		return url.Values{"code": {"c0de-_.~"}, "state": {"a b&c=d/\u00e9?#"}, "iss": {"https://academy.example"}, "error": {""}}
+	}
+	for _, c := range []struct{ uri, want string }{
+		{"https://client.example/cb", "https://client.example/cb?code=c0de-_.~&iss=https%3A%2F%2Facademy.example&state=a+b%26c%3Dd%2F%C3%A9%3F%23"},
+		{"http://127.0.0.1:9999/cb", "http://127.0.0.1:9999/cb?code=c0de-_.~&iss=https%3A%2F%2Facademy.example&state=a+b%26c%3Dd%2F%C3%A9%3F%23"},
+		{"com.example.app:/oauth2redirect", "com.example.app:/oauth2redirect?code=c0de-_.~&iss=https%3A%2F%2Facademy.example&state=a+b%26c%3Dd%2F%C3%A9%3F%23"},
+		{"https://client.example/cb?tenant=7&state=old", "https://client.example/cb?code=c0de-_.~&iss=https%3A%2F%2Facademy.example&state=a+b%26c%3Dd%2F%C3%A9%3F%23&tenant=7"},
+	} {
+		got := responseURL(c.uri, params())
+		if got != c.want {
+			t.Errorf("responseURL(%q) =\n %s\nwant\n %s", c.uri, got, c.want)
+		}
+		u, err := url.Parse(got)
+		if err != nil || u.Query().Get("state") != "a b&c=d/\u00e9?#" || u.Query().Has("error") {
+			t.Errorf("%s reads back as %v (%v)", got, u, err)
+		}
+	}
+	if got := responseURL("https://client.example/cb", url.Values{"state": {""}}); got != "https://client.example/cb" {
+		t.Errorf("no parameters: %s", got)
 	}
 }
