@@ -120,8 +120,11 @@ func (h *Handler) idempotent(c echo.Context, next echo.HandlerFunc) error {
 		_ = h.writeError(c, err)
 	}
 	c.Response().Writer = rec.ResponseWriter
+	// A handler that wrote nothing (echo's response reads 200 until
+	// written) leaves nothing to replay: the key is released, as after a
+	// 5xx.
 	status := c.Response().Status
-	if status >= 500 || status == 0 {
+	if status >= 500 || !c.Response().Committed {
 		if err := h.cache.Delete(ctx, ck); err != nil {
 			h.log.WarnContext(ctx, "idempotency key not released", "err", err)
 		}

@@ -328,13 +328,14 @@ func responseURL(redirectURI string, params url.Values) string {
 	if !strings.ContainsAny(redirectURI, "?#") {
 		// The usual redirect URI, without a query: nothing to merge, so
 		// no parsing (a registered URI is already valid).
+		q := make(url.Values, len(params))
 		for k, vs := range params {
-			if len(vs) == 1 && vs[0] == "" {
-				delete(params, k)
+			if len(vs) != 1 || vs[0] != "" {
+				q[k] = vs
 			}
 		}
-		if q := params.Encode(); q != "" {
-			return redirectURI + "?" + q
+		if enc := q.Encode(); enc != "" {
+			return redirectURI + "?" + enc
 		}
 		return redirectURI
 	}

@@ -34,10 +34,14 @@ func TestResponseURL(t *testing.T) {
 	for _, c := range []struct{ uri, want string }{
 		{"https://client.example/cb", "https://client.example/cb?code=c0de-_.~&iss=https%3A%2F%2Facademy.example&state=a+b%26c%3Dd%2F%C3%A9%3F%23"},
 		{"http://127.0.0.1:9999/cb", "http://127.0.0.1:9999/cb?code=c0de-_.~&iss=https%3A%2F%2Facademy.example&state=a+b%26c%3Dd%2F%C3%A9%3F%23"},
-		{"com.example.app:/oauth2redirect", "com.example.app:/oauth2redirect?code=c0de-_.~&iss=https%3A%2F%2Facademy.example&state=a+b%26c%3Dd%2F%C3%A9%3F%23"},
+		{"http://[::1]:8080/oauth2/callback", "http://[::1]:8080/oauth2/callback?code=c0de-_.~&iss=https%3A%2F%2Facademy.example&state=a+b%26c%3Dd%2F%C3%A9%3F%23"},
 		{"https://client.example/cb?tenant=7&state=old", "https://client.example/cb?code=c0de-_.~&iss=https%3A%2F%2Facademy.example&state=a+b%26c%3Dd%2F%C3%A9%3F%23&tenant=7"},
 	} {
-		got := responseURL(c.uri, params())
+		p := params()
+		got := responseURL(c.uri, p)
+		if len(p) != 4 {
+			t.Errorf("responseURL(%q) changed the caller's parameters: %v", c.uri, p)
+		}
 		if got != c.want {
 			t.Errorf("responseURL(%q) =\n %s\nwant\n %s", c.uri, got, c.want)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,20 +24,23 @@ import (
 func TestPrepare(t *testing.T) {
 	s, hosts := benchServer(t, 1)
 	for _, c := range []struct {
-		method, host, path string
-		status             int
-		deadline           time.Duration
-		site               bool
+		method, host, path, id string
+		status                 int
+		deadline               time.Duration
+		site                   bool
 	}{
-		{http.MethodGet, hosts[0], "/x", http.StatusNoContent, requestTimeout, true},
-		{http.MethodPost, hosts[0], adminapi.BasePath + "/files", http.StatusNoContent, uploadTimeout, true},
-		{http.MethodGet, "unknown.example", "/x", http.StatusNotFound, 0, false},
-		{http.MethodGet, "unknown.example", "/healthz", http.StatusNoContent, requestTimeout, false},
+		{http.MethodGet, hosts[0], "/x", "", http.StatusNoContent, requestTimeout, true},
+		{http.MethodGet, hosts[0], "/x", "proxy-7.req_42", http.StatusNoContent, requestTimeout, true},
+		{http.MethodGet, hosts[0], "/x", "not a valid id!", http.StatusNoContent, requestTimeout, true},
+		{http.MethodPost, hosts[0], adminapi.BasePath + "/files", "", http.StatusNoContent, uploadTimeout, true},
+		{http.MethodGet, "unknown.example", "/x", "", http.StatusNotFound, 0, false},
+		{http.MethodGet, "bad host", "/x", "", http.StatusBadRequest, 0, false},
+		{http.MethodGet, "unknown.example", "/healthz", "", http.StatusNoContent, requestTimeout, false},
 	} {
-		var reached bool
+		var reached context.Context
 		h := s.prepare(func(e echo.Context) error {
-			reached = true
 			ctx := e.Request().Context()
+			reached = ctx
 			dl, ok := ctx.Deadline()
 			if left := time.Until(dl); !ok || left > c.deadline || left < c.deadline-time.Second {
 				t.Errorf("%s %s%s: deadline in %v (%v); want about %v", c.method, c.host, c.path, left, ok, c.deadline)
@@ -47,21 +51,47 @@ func TestPrepare(t *testing.T) {
 			if site, ok := tenant.FromContext(ctx); ok != c.site || ok && site.Host() != c.host {
 				t.Errorf("%s %s%s: site %v (%v) in the context", c.method, c.host, c.path, site, ok)
 			}
+			ctx.Done() // as a query would: arms the deadline
 			return e.NoContent(http.StatusNoContent)
 		})
 		req := httptest.NewRequest(c.method, c.path, nil)
 		req.Host = c.host
 		req.TLS = &tls.ConnectionState{} // the sites are https
+		if c.id != "" {
+			req.Header.Set(echo.HeaderXRequestID, c.id)
+		}
 		rec := httptest.NewRecorder()
 		if err := h(s.echo.NewContext(req, rec)); err != nil {
 			t.Fatal(err)
 		}
-		if rec.Code != c.status || reached != (c.status == http.StatusNoContent) {
-			t.Errorf("%s %s%s: %d, handler reached %v; want %d", c.method, c.host, c.path, rec.Code, reached, c.status)
+		if rec.Code != c.status || (reached != nil) != (c.status == http.StatusNoContent) {
+			t.Errorf("%s %s%s: %d, handler reached %v; want %d", c.method, c.host, c.path, rec.Code, reached != nil, c.status)
+		}
+		// Every answer has an id, the tenant step's errors too; a
+		// well-formed incoming one is kept.
+		if id := rec.Header().Get(echo.HeaderXRequestID); id == "" || validRequestID(c.id) && id != c.id || !validRequestID(c.id) && id == c.id {
+			t.Errorf("%s %s%s with id %q: X-Request-Id %q", c.method, c.host, c.path, c.id, id)
+		}
+		// The deadline's timer is released with the request.
+		if reached != nil && !errors.Is(reached.Err(), context.Canceled) {
+			t.Errorf("%s %s%s: the request's context after it: %v", c.method, c.host, c.path, reached.Err())
 		}
 	}
 	if requestTimeout >= 60*time.Second || uploadTimeout >= 60*time.Second {
 		t.Error("a request deadline is not under the server's 60 s WriteTimeout")
+	}
+}
+
+// prepare runs first, for every request, routed or not: the tenant step's
+// answer to an unknown host carries its request id.
+func TestPrepareRunsFirst(t *testing.T) {
+	s, _ := benchServer(t, 1)
+	req := httptest.NewRequest(http.MethodGet, "/no-such-route", nil)
+	req.Host = "unknown.example"
+	rec := httptest.NewRecorder()
+	s.echo.ServeHTTP(rec, req)
+	if rec.Code != http.StatusNotFound || !validRequestID(rec.Header().Get(echo.HeaderXRequestID)) || !strings.Contains(rec.Body.String(), `"not_found"`) {
+		t.Fatalf("unknown host: %d, X-Request-Id %q, %s", rec.Code, rec.Header().Get(echo.HeaderXRequestID), rec.Body)
 	}
 }
 
@@ -123,8 +153,11 @@ func TestDeadlineCtx(t *testing.T) {
 			}
 			c.release()
 			expired(t, c, context.Canceled)
-			if arm {
-				expired(t, child, context.Canceled)
+			// A derived context registered with the armed deadline
+			// itself, so it is canceled with it, not later by a watcher
+			// goroutine.
+			if arm && !errors.Is(child.Err(), context.Canceled) {
+				t.Fatalf("child of a released deadline: %v", child.Err())
 			}
 		}
 	})
