@@ -48,6 +48,9 @@ func (c *deadlineCtx) Err() error {
 	if a := c.armed.Load(); a != nil {
 		return a.ctx.Err()
 	}
+	// Unarmed, nothing recorded which came first: a parent canceled after
+	// an unobserved deadline reads as Canceled (the client left; what it
+	// would have been answered matters to no one).
 	if err := c.Context.Err(); err != nil {
 		return err
 	}
