@@ -107,7 +107,9 @@ var ErrEvictingPolicy = errors.New("cache: redis maxmemory-policy may evict keys
 // one, so under load one write and one read carry dozens of commands, and
 // a lone caller still gets a single round trip. At 64 concurrent sign-ins
 // this halves Redis' CPU and the syscalls per command (docs/PERFORMANCE.md).
-// Each call still waits only as long as its own context allows; a command
+// Each call still waits no longer than its own deadline allows (nor, on a
+// stalled Redis, than its command's timeout; a caller canceled meanwhile
+// waits for that timeout: deadlines.go); a command
 // already queued runs even if its caller gave up (like one already written
 // to a socket). Scripts (Incr, Allow, HashReplace, HashAdd) and pub/sub use
 // plain connections.
@@ -123,6 +125,8 @@ type Redis struct {
 	ap          *redis.AutoPipeliner // nil with NoAutoPipeline
 	opTimeout   time.Duration
 	readTimeout time.Duration
+	opShared    *sharedDeadlines // opTimeout's shared deadlines (deadlines.go)
+	readShared  *sharedDeadlines // readTimeout's
 	prefix      string
 	limiter     *redis_rate.Limiter
 	incr        *redis.Script
@@ -187,6 +191,7 @@ func NewRedis(ctx context.Context, url string, opts *RedisOptions) (*Redis, erro
 	if r.readTimeout <= 0 {
 		r.readTimeout = DefaultReadTimeout
 	}
+	r.opShared, r.readShared = newSharedDeadlines(r.opTimeout), newSharedDeadlines(r.readTimeout)
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -230,10 +235,10 @@ func (r *Redis) MaxmemoryPolicy() string { return r.policy }
 func (r *Redis) Breaker() BreakerState { return r.breaker.state() }
 
 // guard runs op under the breaker and an operation timeout: op fails at
-// once while the breaker is open, never waits longer than timeout whatever
-// the caller's deadline (a Redis that accepts the connection and then
-// stalls must hold no caller longer than a command may take), and its
-// outcome is counted.
+// once while the breaker is open, never waits longer than timeout (plus a
+// twentieth of it: deadlines.go) whatever the caller's deadline (a Redis
+// that accepts the connection and then stalls must hold no caller longer
+// than a command may take), and its outcome is counted.
 func (r *Redis) guard(ctx context.Context, timeout time.Duration, op func(ctx context.Context) error) error {
 	if err := ctx.Err(); err != nil {
 		// A caller that gave up sends nothing.
@@ -243,13 +248,30 @@ func (r *Redis) guard(ctx context.Context, timeout time.Duration, op func(ctx co
 		return err
 	}
 	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > timeout {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
+		if shared, sdl := r.sharedDeadline(timeout); shared != nil && (!ok || !dl.Before(sdl)) && !trace.SpanFromContext(ctx).IsRecording() {
+			ctx = shared
+		} else {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
 	}
 	err := op(ctx)
 	r.breaker.record(countsAsOutage(err))
 	return err
+}
+
+// sharedDeadline is the shared deadline context (see sharedDeadlines) for
+// a command bounded by timeout starting now, or nil for a timeout that has
+// none.
+func (r *Redis) sharedDeadline(timeout time.Duration) (context.Context, time.Time) {
+	switch timeout {
+	case r.readTimeout:
+		return r.readShared.at(time.Now())
+	case r.opTimeout:
+		return r.opShared.at(time.Now())
+	}
+	return nil, time.Time{}
 }
 
 // countsAsOutage says whether err means Redis could not serve a request
@@ -610,6 +632,8 @@ func (r *Redis) Close() error {
 		r.mu.Unlock()
 		r.subs.Wait()
 		r.closeErr = r.rdb.Close()
+		r.opShared.stop()
+		r.readShared.stop()
 	})
 	return r.closeErr
 }
