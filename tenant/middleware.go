@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// MiddlewareOptions configures the Host → Site middleware.
+// MiddlewareOptions configures the Host → Site resolution of requests (Admit).
 type MiddlewareOptions struct {
 	// TrustedProxies are the peers whose X-Forwarded-Host,
 	// X-Forwarded-Proto and X-Forwarded-For headers are believed
@@ -22,26 +22,14 @@ type MiddlewareOptions struct {
 	Logger *slog.Logger
 }
 
-// Middleware resolves the request's site from its Host (or, from a trusted
-// proxy, X-Forwarded-Host) and stores it in the request context. A malformed
-// host is answered 400, an unknown one 404, a failed lookup 503, each with an
-// RFC 6749-style JSON body; none of them reaches next. An https site is
-// served over https only, with HSTS (see secure).
-func (r *Resolver) Middleware(opts MiddlewareOptions) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			if ctx, ok := r.Admit(req.Context(), w, req, &opts); ok {
-				next.ServeHTTP(w, req.WithContext(ctx))
-			}
-		})
-	}
-}
-
-// Admit is Middleware for a caller that builds the request's context
-// itself (the server does, to clone the request once): it resolves req's
-// site and returns ctx carrying it (and, from a trusted proxy, the client's
-// address), or answers req itself, as Middleware does, and returns false.
-// The lookup waits no longer than ctx allows.
+// Admit resolves the request's site from its Host (or, from a trusted
+// proxy, X-Forwarded-Host) and returns ctx carrying it (and, from a
+// trusted proxy, the client's address); the caller puts it in the request
+// (the server does, with the rest of the request's context, in one clone).
+// A malformed host is answered 400, an unknown one 404, a failed lookup
+// 503, each with an RFC 6749-style JSON body, and Admit returns false. An
+// https site is served over https only, with HSTS (see secure). The lookup
+// waits no longer than ctx allows.
 func (r *Resolver) Admit(ctx context.Context, w http.ResponseWriter, req *http.Request, opts *MiddlewareOptions) (context.Context, bool) {
 	rawHost, scheme := req.Host, "http"
 	if req.TLS != nil {

@@ -12,10 +12,22 @@ import (
 	"testing"
 )
 
+// middleware is Admit as an http middleware: the site in the request's
+// context, or the request answered.
+func middleware(r *Resolver, opts MiddlewareOptions) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			if ctx, ok := r.Admit(req.Context(), w, req, &opts); ok {
+				next.ServeHTTP(w, req.WithContext(ctx))
+			}
+		})
+	}
+}
+
 func serve(t *testing.T, r *Resolver, proxies []netip.Prefix, req *http.Request) (*httptest.ResponseRecorder, *Site) {
 	t.Helper()
 	var got *Site
-	h := r.Middleware(MiddlewareOptions{TrustedProxies: proxies, Logger: slog.New(slog.DiscardHandler)})(
+	h := middleware(r, MiddlewareOptions{TrustedProxies: proxies, Logger: slog.New(slog.DiscardHandler)})(
 		http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			got, _ = FromContext(req.Context())
 			w.WriteHeader(http.StatusNoContent)
@@ -177,7 +189,7 @@ func TestClientIPBehindTrustedProxy(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var got string
-			h := r.Middleware(MiddlewareOptions{TrustedProxies: proxy, Logger: slog.New(slog.DiscardHandler)})(
+			h := middleware(r, MiddlewareOptions{TrustedProxies: proxy, Logger: slog.New(slog.DiscardHandler)})(
 				http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { got = ClientIP(req) }))
 			req := httptest.NewRequest(http.MethodGet, "/", nil)
 			req.Host, req.RemoteAddr = "a.test", tt.remote

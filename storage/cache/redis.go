@@ -247,8 +247,9 @@ func (r *Redis) guard(ctx context.Context, timeout time.Duration, op func(ctx co
 	if err := r.breaker.allow(); err != nil {
 		return err
 	}
-	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > timeout {
-		if shared, sdl := r.sharedDeadline(timeout); shared != nil && (!ok || !dl.Before(sdl)) && !trace.SpanFromContext(ctx).IsRecording() {
+	now := time.Now()
+	if dl, ok := ctx.Deadline(); !ok || dl.Sub(now) > timeout {
+		if shared, sdl := r.sharedDeadline(timeout, now); shared != nil && (!ok || !dl.Before(sdl)) && !trace.SpanFromContext(ctx).IsRecording() {
 			ctx = shared
 		} else {
 			var cancel context.CancelFunc
@@ -264,12 +265,12 @@ func (r *Redis) guard(ctx context.Context, timeout time.Duration, op func(ctx co
 // sharedDeadline is the shared deadline context (see sharedDeadlines) for
 // a command bounded by timeout starting now, or nil for a timeout that has
 // none.
-func (r *Redis) sharedDeadline(timeout time.Duration) (context.Context, time.Time) {
+func (r *Redis) sharedDeadline(timeout time.Duration, now time.Time) (context.Context, time.Time) {
 	switch timeout {
 	case r.readTimeout:
-		return r.readShared.at(time.Now())
+		return r.readShared.at(now)
 	case r.opTimeout:
-		return r.opShared.at(time.Now())
+		return r.opShared.at(now)
 	}
 	return nil, time.Time{}
 }
