@@ -22,11 +22,13 @@ const (
 	// instead of 51-52 µs per rotation at c=64 and 54-59 instead of 107-110
 	// at c=16, and answered 11-19% more refreshes.
 	rotateWorkers = 1
-	// grantWorkers: grant creations (code exchanges) in flight per replica.
-	// Against four, two cost PostgreSQL 88-95 instead of 122-130 µs per
-	// code flow at c=64 (165-175 instead of 206 at c=16) and answered 3-15%
-	// more flows (W3 alternated, docs/PERFORMANCE.md); one did not pay.
-	grantWorkers = 2
+	// grantWorkers: grant creations (code exchanges) in flight per replica,
+	// one like the rotations: the exchanges that arrive while a batch runs
+	// make the next one. Against two, one cost PostgreSQL 96-130 instead
+	// of 138-163 µs per code flow at c=64 and 185-236 instead of 284 at
+	// c=16 (W3 alternated, docs/PERFORMANCE.md "Fifth pass"); two had
+	// paid against four on a machine whose commits cost less.
+	grantWorkers = 1
 	// keyConns is the key pool's size: one connection per worker.
 	keyConns = rotateWorkers + grantWorkers
 	batchMax = 32
