@@ -274,7 +274,10 @@ func (o *opServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.Ac
 		s.logger.ErrorContext(ctx, "create grant", "err", err)
 		return nil, errUnavailable(unavailableText)
 	}
-	s.forgetCode(ctx, site.ID, req.Code)
+	// The grant is in the database, so the code is spent whether or not
+	// the cache forgets it: its deletion is cleanup, and the answer does
+	// not wait for Redis to confirm it.
+	go s.forgetCode(ctx, site.ID, req.Code)
 	if client.SiteID != nil && (client.LastUsedAt == nil || now.Sub(*client.LastUsedAt) > 24*time.Hour) {
 		// Used at last: not an abandoned registration (the purge spares it).
 		if err := s.store.TouchClient(ctx, site.ID, client.ClientID, now); err == nil {
