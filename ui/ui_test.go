@@ -1,6 +1,12 @@
 package ui
 
 import (
+	"html"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/lectern/lectern/authserver/scope"
@@ -32,5 +38,39 @@ func TestEveryScopeIsTranslated(t *testing.T) {
 		if got := i18n.T("en", s.Key()); got != s.Description {
 			t.Errorf("scope %s: the catalog says %q; the scope says %q", s.Name, got, s.Description)
 		}
+	}
+}
+
+// Pages are bound to a language on first use: rendered at once in every
+// language, each answer is in its own language (the t function of another
+// language never leaks into it), and an unsupported page is a 500, not a
+// panic.
+func TestRenderBindsEachLanguage(t *testing.T) {
+	r, err := NewRenderer(slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		for _, lang := range i18n.Languages {
+			wg.Go(func() {
+				req := httptest.NewRequest(http.MethodGet, "/", nil)
+				req.Header.Set("Accept-Language", lang)
+				w := httptest.NewRecorder()
+				r.Render(w, req, http.StatusBadRequest, "error", Page{Title: "error.title", Data: map[string]any{"Message": "m", "Code": "x"}})
+				body := w.Body.String()
+				want := html.EscapeString(i18n.T(lang, "error.close"))
+				if w.Code != http.StatusBadRequest || w.Header().Get("Content-Language") != lang ||
+					!strings.Contains(body, `<html lang="`+lang+`">`) || !strings.Contains(body, want) {
+					t.Errorf("%s: %d, Content-Language %q; body has %q: %v", lang, w.Code, w.Header().Get("Content-Language"), want, strings.Contains(body, want))
+				}
+			})
+		}
+	}
+	wg.Wait()
+	w := httptest.NewRecorder()
+	r.Render(w, httptest.NewRequest(http.MethodGet, "/", nil), http.StatusOK, "no-such-page", Page{})
+	if w.Code != http.StatusInternalServerError {
+		t.Fatalf("an unknown page: %d, want 500", w.Code)
 	}
 }
