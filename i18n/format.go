@@ -66,19 +66,11 @@ func Ago(lang string, now, t time.Time) string {
 // TN returns message id in lang in the plural form for n; the message gets
 // n as {{.Count}}.
 func TN(lang, id string, n int, args ...any) string {
-	lc, ok := localizers[lang]
-	if !ok {
-		lc = localizers[Default]
-	}
 	data := map[string]any{"Count": n}
 	for i := 0; i+1 < len(args); i += 2 {
 		data[args[i].(string)] = args[i+1]
 	}
-	s, err := lc.Localize(&goi18n.LocalizeConfig{MessageID: id, PluralCount: n, TemplateData: data})
-	if err != nil && s == "" {
-		return id
-	}
-	return s
+	return localize(lang, &goi18n.LocalizeConfig{MessageID: id, PluralCount: n, TemplateData: data})
 }
 
 // Price formats an amount in minor units (cents) of an ISO 4217 currency

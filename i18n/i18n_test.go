@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -168,5 +169,44 @@ func TestCheckTemplate(t *testing.T) {
 	txt, _ = CheckTemplate("x.txt", "Hi {{.Name}}\n", false)
 	if len(txt.Literal) != 1 {
 		t.Errorf("text template literal not reported: %v", txt.Literal)
+	}
+}
+
+// Catalogs are parsed on first use: every one of them parses, and the
+// first uses of all languages at once each get their own language.
+func TestCatalogsLoadOnFirstUse(t *testing.T) {
+	for _, lang := range Languages {
+		if err := Load(lang); err != nil {
+			t.Errorf("%s: %v", lang, err)
+		}
+	}
+	if err := Load("xx"); err == nil {
+		t.Error("Load(xx) = nil; want an error for an unsupported language")
+	}
+	want := map[string]string{"en": "Sign in", "de": "Anmelden", "fr": "Se connecter", "es": "Iniciar sesión"}
+	fresh := map[string]*langCatalog{}
+	for _, lang := range Languages {
+		fresh[lang] = &langCatalog{lang: lang}
+	}
+	saved := catalogs
+	catalogs = fresh
+	t.Cleanup(func() { catalogs = saved })
+	catalogs[Default].load()
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for i := 0; i < 64; i++ {
+		lang := Languages[i%len(Languages)]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if got := T(lang, "login.title"); got != want[lang] {
+				errs <- lang + ": " + got
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Errorf("first use in parallel: %s", e)
 	}
 }
