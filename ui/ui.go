@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -94,19 +95,19 @@ type Flash struct {
 
 // Renderer renders the embedded templates.
 type Renderer struct {
-	// parsed holds every page once and is never executed: html/template
-	// clones only a template that has not run. A page is cloned for a
-	// language, with the t function bound to that language, the first
-	// time it is rendered in it (pages), so rendering does no lookup of
-	// its own and a replica keeps copies only of the pages its visitors
-	// see, in the languages they read (each copy of every page in every
-	// language was 12 MB of a 20 MB live heap, five times that in RSS with
-	// GOGC=400).
-	parsed map[string]*template.Template
-	pages  map[string]*sync.Map // language -> page name -> *template.Template
-	mu     sync.Mutex           // serialises the cloning
-	logger *slog.Logger
-	brand  BrandSource
+	// sources names, for each page, the file system that holds it. A page
+	// is parsed for a language, with the t function bound to that
+	// language, the first time it is rendered in it (pages): a replica
+	// keeps parse trees only of the pages its visitors see, in the
+	// languages they read. NewRenderer parses every page once, so a
+	// broken template still fails at start, and keeps none of it (the
+	// parse trees of every page, kept to clone from, were 2 MB of a 10 MB
+	// live heap, five times that in RSS with GOGC=400).
+	sources map[string]fs.FS
+	pages   map[string]*sync.Map // language -> page name -> *template.Template
+	mu      sync.Mutex           // serialises the parsing
+	logger  *slog.Logger
+	brand   BrandSource
 }
 
 // Funcs are the template functions every page (and the template checks)
@@ -172,15 +173,12 @@ func toString(a any) string {
 	}
 }
 
-// NewRenderer parses every page template with the base layout.
+// NewRenderer finds the page templates (templates/*.html of this package
+// and of extra, each drawn in the base layout) and checks that each
+// parses.
 func NewRenderer(logger *slog.Logger, extra ...fs.FS) (*Renderer, error) {
-	base, err := template.New("base.html").Funcs(baseFuncs()).ParseFS(templateFS, "templates/base.html")
-	if err != nil {
-		return nil, err
-	}
-	parsed := map[string]*template.Template{}
-	sources := append([]fs.FS{templateFS}, extra...)
-	for _, src := range sources {
+	sources := map[string]fs.FS{}
+	for _, src := range append([]fs.FS{templateFS}, extra...) {
 		names, err := fs.Glob(src, "templates/*.html")
 		if err != nil {
 			return nil, err
@@ -190,21 +188,35 @@ func NewRenderer(logger *slog.Logger, extra ...fs.FS) (*Renderer, error) {
 			if name == "base" {
 				continue
 			}
-			t, err := template.Must(base.Clone()).ParseFS(src, n)
-			if err != nil {
-				return nil, err
-			}
-			parsed[name] = t
+			sources[name] = src
 		}
 	}
-	r := &Renderer{parsed: parsed, pages: make(map[string]*sync.Map, len(i18n.Languages)), logger: logger}
+	r := &Renderer{sources: sources, pages: make(map[string]*sync.Map, len(i18n.Languages)), logger: logger}
 	for _, lang := range i18n.Languages {
 		r.pages[lang] = new(sync.Map)
+	}
+	for name := range sources {
+		if _, err := r.parse(name, baseFuncs()); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }
 
-// page returns page name bound to lang, cloning it on its first use.
+// parse parses page name in the base layout with funcs.
+func (r *Renderer) parse(name string, funcs template.FuncMap) (*template.Template, error) {
+	src, ok := r.sources[name]
+	if !ok {
+		return nil, errors.New("unknown page template")
+	}
+	t, err := template.New("base.html").Funcs(funcs).ParseFS(templateFS, "templates/base.html")
+	if err != nil {
+		return nil, err
+	}
+	return t.ParseFS(src, "templates/"+name+".html")
+}
+
+// page returns page name bound to lang, parsing it on its first use.
 func (r *Renderer) page(lang, name string) (*template.Template, error) {
 	set, ok := r.pages[lang]
 	if !ok {
@@ -213,22 +225,19 @@ func (r *Renderer) page(lang, name string) (*template.Template, error) {
 	if t, ok := set.Load(name); ok {
 		return t.(*template.Template), nil
 	}
-	src, ok := r.parsed[name]
-	if !ok {
-		return nil, errors.New("unknown page template")
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if t, ok := set.Load(name); ok {
 		return t.(*template.Template), nil
 	}
-	c, err := src.Clone()
+	funcs := baseFuncs()
+	maps.Copy(funcs, langFuncs(lang))
+	t, err := r.parse(name, funcs)
 	if err != nil {
 		return nil, err
 	}
-	c.Funcs(langFuncs(lang))
-	set.Store(name, c)
-	return c, nil
+	set.Store(name, t)
+	return t, nil
 }
 
 // WithBrand makes the renderer dress every page in the brand of its site.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/i18n"
@@ -72,5 +73,29 @@ func TestRenderBindsEachLanguage(t *testing.T) {
 	r.Render(w, httptest.NewRequest(http.MethodGet, "/", nil), http.StatusOK, "no-such-page", Page{})
 	if w.Code != http.StatusInternalServerError {
 		t.Fatalf("an unknown page: %d, want 500", w.Code)
+	}
+}
+
+// Pages are parsed on first use, but a page that does not parse still
+// stops the renderer at start, and a page overridden by a later file
+// system renders from that one.
+func TestNewRendererChecksEveryPage(t *testing.T) {
+	broken := fstest.MapFS{"templates/oops.html": {Data: []byte(`{{define "content"}}{{if}}{{end}}`)}}
+	if _, err := NewRenderer(slog.New(slog.DiscardHandler), broken); err == nil || !strings.Contains(err.Error(), "oops") {
+		t.Fatalf("NewRenderer with a broken page: err = %v; want a parse error naming oops.html", err)
+	}
+	extra := fstest.MapFS{"templates/hello.html": {Data: []byte(`{{define "content"}}<p id="hello">{{t "common.continue"}}</p>{{end}}`)}}
+	r, err := NewRenderer(slog.New(slog.DiscardHandler), extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for lang, want := range map[string]string{"en": "Continue", "de": i18n.T("de", "common.continue")} {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.AddCookie(&http.Cookie{Name: i18n.CookieName, Value: lang})
+		rec := httptest.NewRecorder()
+		r.Render(rec, req, http.StatusOK, "hello", Page{Title: "x"})
+		if body := rec.Body.String(); rec.Code != http.StatusOK || !strings.Contains(body, `<p id="hello">`+want+`</p>`) {
+			t.Errorf("%s: status %d, body lacks the page's own content %q", lang, rec.Code, want)
+		}
 	}
 }
