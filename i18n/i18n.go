@@ -93,16 +93,6 @@ func (c *langCatalog) load() *langCatalog {
 	return c
 }
 
-// Load parses the catalog of lang now, as its first use would, and
-// reports a catalog that does not parse (the tests load every language).
-func Load(lang string) error {
-	c, ok := catalogs[lang]
-	if !ok {
-		return fmt.Errorf("unsupported language %q", lang)
-	}
-	return c.load().err
-}
-
 // catalogOf returns lang's parsed catalog, or English's for a language
 // that is not supported or whose catalog does not parse.
 func catalogOf(lang string) *langCatalog {
