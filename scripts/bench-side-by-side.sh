@@ -17,7 +17,8 @@
 #   (BIN=<lectern binary> REPS=2 WLS="W1 W2 W3 W4 W5" DUR=10s CONC=16,64;
 #    PG_ADMIN_URL=<another PostgreSQL> BENCH_DB_UIDS=<uid its processes run as>
 #    REDIS_URL=<another Redis>: a dedicated database server, see PERFORMANCE.md)
-# Prints one table per run (scripts/bench-side-by-side-table.py). Loopback
+# Prints one table per run and, per rep, the issue-17 goals it missed
+# (scripts/bench-side-by-side-table.py). Loopback
 # only; every flowbench run stops by itself.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
