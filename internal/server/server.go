@@ -82,6 +82,7 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		dependencyCollector{s})
 	registerCacheMetrics(s.registry, a.Cache)
+	registerLatencyMetrics(s.registry, a.Cache, a.Store)
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler

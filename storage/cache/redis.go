@@ -132,7 +132,8 @@ type Redis struct {
 	incr        *redis.Script
 	hreplace    *redis.Script
 	hadd        *redis.Script
-	breaker     *breaker // nil when disabled
+	breaker     *breaker        // nil when disabled
+	latency     storage.Latency // the plain commands' waits (run)
 	policy      string
 	log         *slog.Logger
 	tracer      trace.Tracer // spans for autopipelined commands (tracing.go)
@@ -296,14 +297,23 @@ func countsAsOutage(err error) bool {
 
 // run executes cmd under guard, through the autopipeliner when there is
 // one, and waits for its result no longer than the context allows.
+// Its wait, from submit to answer, is recorded in Latency (calls the
+// breaker refused sent nothing and are not).
 func (r *Redis) run(ctx context.Context, timeout time.Duration, cmd redis.Cmder) error {
 	return r.guard(ctx, timeout, func(ctx context.Context) error {
+		start := time.Now()
+		defer func() { r.latency.Observe(time.Since(start)) }()
 		if r.ap == nil {
 			return r.rdb.Process(ctx, cmd)
 		}
 		return r.submit(ctx, cmd)
 	})
 }
+
+// Latency is how long the plain commands (GET, MGET, SET, GETDEL, DEL, …:
+// those that ride the autopipeliner) kept their callers waiting: the
+// queueing behind the batch on the wire, the round trip and the wake-up.
+func (r *Redis) Latency() storage.LatencySnapshot { return r.latency.Snapshot() }
 
 func (r *Redis) key(k string) string { return r.prefix + k }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/lectern/lectern/storage"
 )
 
 // batcher groups concurrent calls into one database statement, the way a
@@ -16,6 +18,9 @@ type batcher[Req, Res any] struct {
 	max   int
 	run   func(ctx context.Context, calls []*batchCall[Req, Res])
 	wg    sync.WaitGroup
+	// wait is how long calls waited for their answer: queued behind the
+	// batch in flight, then their own batch's statement and commit.
+	wait storage.Latency
 }
 
 type batchCall[Req, Res any] struct {
@@ -66,6 +71,8 @@ func (b *batcher[Req, Res]) work() {
 // ctx.Err(); the statement may still run (as when a connection drops after a
 // commit): callers treat that like any failed request.
 func (b *batcher[Req, Res]) do(ctx context.Context, req Req) (Res, error) {
+	start := time.Now()
+	defer func() { b.wait.Observe(time.Since(start)) }()
 	c := &batchCall[Req, Res]{req: req, done: make(chan struct{})}
 	var zero Res
 	select {

@@ -195,6 +195,16 @@ func (s *Store) checkIfCurrent(ctx context.Context) error {
 	return s.CheckSchema(ctx)
 }
 
+// BatchLatency is how long the token path's batched writes kept their
+// callers waiting, by batch: "grants" (code exchanges) and "rotations"
+// (refreshes). Nil on SQLite, which does not batch.
+func (s *Store) BatchLatency() map[string]storage.LatencySnapshot {
+	if s.grants == nil {
+		return nil
+	}
+	return map[string]storage.LatencySnapshot{"grants": s.grants.wait.Snapshot(), "rotations": s.rotations.wait.Snapshot()}
+}
+
 // Dialect returns Postgres or SQLite.
 func (s *Store) Dialect() string { return s.dialect }
 
