@@ -13,7 +13,7 @@ import (
 // The metrics listener says how long requests waited on Redis and on the
 // batched database writes (issue 17's tail): every code exchange waits on
 // one grant batch, every refresh on one rotation batch, and the flows'
-// Redis commands (the authorization code's SET and GETDEL, the session's
+// Redis commands (the authorization code's SET, GET and DEL, the session's
 // read) are timed. The embedded default batches nothing and has no Redis:
 // it exports neither histogram.
 func TestDependencyLatencyMetrics(t *testing.T) {
