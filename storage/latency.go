@@ -8,7 +8,7 @@ import (
 // LatencyBounds are the upper bounds, in seconds, of a Latency's buckets:
 // from a tenth of a millisecond (a loopback round trip on an idle machine)
 // to a second (a command's timeout).
-var LatencyBounds = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}
+var LatencyBounds = [...]float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}
 
 // Latency counts how long callers wait on a backing service: a histogram
 // over LatencyBounds that any number of goroutines may record into without
@@ -17,8 +17,8 @@ var LatencyBounds = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.0
 // write), so that a slow flow can be traced to the wait that made it slow.
 // The zero value is ready to use.
 type Latency struct {
-	buckets [13]atomic.Uint64 // one per bound, and one above the last
-	sum     atomic.Int64      // nanoseconds
+	buckets [len(LatencyBounds) + 1]atomic.Uint64 // one per bound, and one above the last
+	sum     atomic.Int64                          // nanoseconds
 }
 
 // Observe records one call that took d.
