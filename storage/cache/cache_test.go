@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -26,12 +27,20 @@ func TestMemory(t *testing.T) {
 	})
 }
 
+// TestRedis runs the cache suite with redisotel's hook installed (a
+// tracer provider given, or the global one) and without it (NoTracing,
+// what the server asks for while tracing is off): the autopipelined
+// commands take a path of their own in each.
 func TestRedis(t *testing.T) {
 	url := storagetest.RedisURL(t)
 	admin := adminClient(t, url)
-	storagetest.RunCacheTests(t, func(t *testing.T) storage.Cache {
-		return newTestRedis(t, url, admin)
-	})
+	for _, noTracing := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoTracing=%v", noTracing), func(t *testing.T) {
+			storagetest.RunCacheTests(t, func(t *testing.T) storage.Cache {
+				return newTestRedisWith(t, url, admin, &RedisOptions{NoTracing: noTracing})
+			})
+		})
+	}
 }
 
 // newBubbleMemory is called inside a synctest bubble: the cache reads the
@@ -435,8 +444,20 @@ func adminClient(t *testing.T, url string) *redis.Client {
 // under that prefix afterwards (never FLUSHDB: the Redis may be shared).
 func newTestRedis(t *testing.T, url string, admin *redis.Client) *Redis {
 	t.Helper()
+	return newTestRedisWith(t, url, admin, nil)
+}
+
+// newTestRedisWith is newTestRedis with opts (nil: the defaults); its
+// Prefix is replaced by a random one.
+func newTestRedisWith(t *testing.T, url string, admin *redis.Client, opts *RedisOptions) *Redis {
+	t.Helper()
 	prefix := randomPrefix(t)
-	r, err := NewRedis(t.Context(), url, &RedisOptions{Prefix: prefix})
+	var o RedisOptions
+	if opts != nil {
+		o = *opts
+	}
+	o.Prefix = prefix
+	r, err := NewRedis(t.Context(), url, &o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,6 +81,11 @@ type RedisOptions struct {
 	// TracerProvider receives a span per command (redisotel); nil: the
 	// global one, a no-op unless tracing is configured.
 	TracerProvider trace.TracerProvider
+	// NoTracing leaves the span per command out altogether, for a caller
+	// that knows tracing is off: with a no-op provider redisotel's hook
+	// and the bookkeeping of autopipelined commands would still run on
+	// every command (about 2% of the server's CPU in a code-flow profile).
+	NoTracing bool
 }
 
 // Defaults of RedisOptions.
@@ -138,6 +143,7 @@ type Redis struct {
 	log         *slog.Logger
 	tracer      trace.Tracer // spans for autopipelined commands (tracing.go)
 	piped       sync.Map     // commands in the autopipeliner: redisotel leaves them to submit
+	tracing     bool         // redisotel's hook is installed (not NoTracing)
 
 	mu      sync.Mutex // orders subs.Add before Close's subs.Wait
 	closed  bool
@@ -184,6 +190,7 @@ func NewRedis(ctx context.Context, url string, opts *RedisOptions) (*Redis, erro
 		readTimeout: o.ReadTimeout,
 		log:         o.Logger,
 		tracer:      tp.Tracer(tracerName),
+		tracing:     !o.NoTracing,
 	}
 	r.cluster, _ = rdb.(*redis.ClusterClient)
 	if r.opTimeout <= 0 {
@@ -196,9 +203,11 @@ func NewRedis(ctx context.Context, url string, opts *RedisOptions) (*Redis, erro
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
-	if err := r.instrument(tp); err != nil {
-		_ = rdb.Close()
-		return nil, err
+	if r.tracing {
+		if err := r.instrument(tp); err != nil {
+			_ = rdb.Close()
+			return nil, err
+		}
 	}
 	if err := r.Ping(ctx); err != nil {
 		_ = rdb.Close()

@@ -37,6 +37,9 @@ func (r *Redis) instrument(tp trace.TracerProvider) error {
 // submit runs cmd through the autopipeliner, in a client span when the
 // caller is traced.
 func (r *Redis) submit(ctx context.Context, cmd redis.Cmder) error {
+	if !r.tracing {
+		return r.ap.Submit(ctx, cmd).WaitContext(ctx)
+	}
 	r.piped.Store(cmd, struct{}{})
 	defer r.piped.Delete(cmd)
 	if !trace.SpanFromContext(ctx).IsRecording() {
