@@ -13,7 +13,6 @@ import (
 	"github.com/lectern/lectern/authserver/keys"
 	"github.com/lectern/lectern/authserver/password"
 	"github.com/lectern/lectern/internal/platform"
-	"github.com/lectern/lectern/internal/telemetry"
 	"github.com/lectern/lectern/mail"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/storage/cache"
@@ -84,7 +83,7 @@ func Open(ctx context.Context, cfg *Config, logger *slog.Logger, o OpenOptions) 
 		rc, err := cache.NewRedis(ctx, cfg.RedisURL, &cache.RedisOptions{
 			Prefix: cfg.RedisPrefix, NoAutoPipeline: !cfg.RedisAutoPipeline,
 			AllowEviction: cfg.RedisAllowEviction, Logger: logger, TracerProvider: cfg.TracerProvider,
-			NoTracing: cfg.TracerProvider == nil && !telemetry.Installed(),
+			NoTracing: tracingOff(cfg.TracerProvider),
 		})
 		if errors.Is(err, cache.ErrEvictingPolicy) {
 			return nil, fmt.Errorf("%w (--redis-allow-eviction / LECTERN_REDIS_ALLOW_EVICTION=1 accepts it)", err)
