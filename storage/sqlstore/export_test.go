@@ -21,3 +21,9 @@ func CheckModels(ctx context.Context, s *Store, models ...any) error {
 
 // LegacyTombstone is legacyTombstone.
 const LegacyTombstone = legacyTombstone
+
+// LockMigrationFile takes the lock Migrate takes beside a SQLite file, as
+// another process migrating it would hold it.
+func LockMigrationFile(ctx context.Context, path string) (func() error, error) {
+	return lockFile(ctx, path+"-migrate.lock")
+}

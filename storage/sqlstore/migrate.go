@@ -57,13 +57,32 @@ type querier interface {
 
 // Migrate applies every pending migration, each in its own transaction, and
 // returns the names of those it applied. Replicas that start together are
-// serialized (an advisory lock on PostgreSQL; on SQLite each migration
-// takes the write lock, and a replica that lost the race re-reads the
-// version and goes on), a database migrated by a newer binary is refused
+// serialized (an advisory lock on PostgreSQL, a file lock beside the
+// database on SQLite), a database migrated by a newer binary is refused
 // rather than touched, and a history kept by the migrator before goose
 // (schema_migrations) is adopted first. Afterwards the schema is checked
 // against the models (CheckSchema).
-func (s *Store) Migrate(ctx context.Context) ([]string, error) {
+func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
+	if s.dialect == SQLite {
+		// goose reads the version before its first transaction, so two
+		// processes could both read it, and the second would apply again
+		// what the first just applied whenever the migration can run twice
+		// (0015 rebuilds a table). The SQLite write lock cannot span goose's
+		// run without blocking goose itself, hence a lock outside the file.
+		release, err := lockFile(ctx, s.path+"-migrate.lock")
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			if cerr := release(); cerr != nil && err == nil {
+				err = fmt.Errorf("sqlstore: migration lock: %w", cerr)
+			}
+		}()
+	}
+	return s.migrate(ctx)
+}
+
+func (s *Store) migrate(ctx context.Context) ([]string, error) {
 	set, err := migrationsFor(s.dialect)
 	if err != nil {
 		return nil, err
@@ -109,11 +128,12 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	return applied, s.CheckSchema(ctx)
 }
 
-// up runs goose. SQLite has no session lock: when two processes migrate one
-// file at once, both read the version, the second waits for the write lock
-// and then fails inside its transaction (the tables exist), which rolls
-// back. Such a loser sees that the version moved past what it applied
-// itself and tries again; a failure with no progress by anyone is real.
+// up runs goose. Where the file lock is missing (lockFile off unix), two
+// processes migrating one SQLite file at once both read the version, and
+// the second may wait for the write lock and then fail inside its
+// transaction (the tables exist), which rolls back. Such a loser sees that
+// the version moved past what it applied itself and tries again; a failure
+// with no progress by anyone is real.
 func (s *Store) up(ctx context.Context, p *goose.Provider) ([]string, error) {
 	var applied []string
 	for {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lectern/lectern/storage/sqlstore"
 	"github.com/lectern/lectern/storage/sqlstore/sqltest"
@@ -176,6 +178,38 @@ func TestMigrateConcurrently(t *testing.T) {
 				t.Fatalf("4 replicas applied %v in all; want each of the %d migrations exactly once", all, len(migs))
 			}
 		})
+	}
+}
+
+// A SQLite replica waits while another holds the migration lock, touches
+// nothing meanwhile, gives up when its context ends, and migrates once the
+// holder lets go: goose's version read cannot race another replica's run.
+func TestMigrateWaitsForTheSQLiteLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lectern.db")
+	s, err := sqlstore.Open(context.Background(), "sqlite:"+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	release, err := sqlstore.LockMigrationFile(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if applied, err := s.Migrate(ctx); !errors.Is(err, context.DeadlineExceeded) || len(applied) != 0 {
+		t.Fatalf("Migrate while another replica holds the lock = %v, %v; want nothing applied and the deadline", applied, err)
+	}
+	if v, err := s.SchemaVersion(context.Background()); err != nil || v != 0 {
+		t.Fatalf("schema version after the wait = %d, %v; want 0", v, err)
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	applied, err := s.Migrate(context.Background())
+	migs, _ := sqlstore.Migrations(sqlstore.SQLite)
+	if err != nil || len(applied) != len(migs) {
+		t.Fatalf("Migrate after the lock was released applied %d of %d: %v", len(applied), len(migs), err)
 	}
 }
 

@@ -58,6 +58,8 @@ type Store struct {
 	db      *gorm.DB
 	sqlDB   *sql.DB // the same pool, for the hot statements gorm would slow
 	dialect string
+	// SQLite only: the database file, beside which Migrate takes its lock.
+	path string
 	// PostgreSQL only: a small pool (keyConns) for the token path's batched writes
 	// (rotation, new grants), whose sessions plan without sequential
 	// scans; elsewhere (SQLite) the same pool as sqlDB. See keyLookups.
@@ -99,6 +101,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		dialect   string
 		keyDB     *sql.DB
 		tracer    *connTracer
+		file      string
 	)
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
@@ -125,7 +128,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		// take the write lock up front, so two writers queue on busy_timeout
 		// instead of failing with SQLITE_BUSY on lock upgrade.
 		dialector = sqlite.Open("file:" + path + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)")
-		dialect = SQLite
+		dialect, file = SQLite, path
 	default:
 		return nil, errors.New("sqlstore: DATABASE_URL must be a postgres:// or postgresql:// URL, or sqlite:<path>")
 	}
@@ -157,7 +160,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	if keyDB == nil {
 		keyDB = sqlDB
 	}
-	s := &Store{db: db, sqlDB: sqlDB, keyDB: keyDB, dialect: dialect}
+	s := &Store{db: db, sqlDB: sqlDB, keyDB: keyDB, dialect: dialect, path: file}
 	if tracer != nil {
 		s.idle = n
 		drop := s.dropIdle
