@@ -69,9 +69,9 @@ func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
 		// what the first just applied whenever the migration can run twice
 		// (0015 rebuilds a table). The SQLite write lock cannot span goose's
 		// run without blocking goose itself, hence a lock outside the file.
-		release, err := lockFile(ctx, s.path+"-migrate.lock")
-		if err != nil {
-			return nil, err
+		release, lerr := lockFile(ctx, s.path+"-migrate.lock")
+		if lerr != nil {
+			return nil, lerr
 		}
 		defer func() {
 			if cerr := release(); cerr != nil && err == nil {
