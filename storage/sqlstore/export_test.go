@@ -25,5 +25,5 @@ const LegacyTombstone = legacyTombstone
 // LockMigrationFile takes the lock Migrate takes beside a SQLite file, as
 // another process migrating it would hold it.
 func LockMigrationFile(ctx context.Context, path string) (func() error, error) {
-	return lockFile(ctx, path+"-migrate.lock")
+	return lockFile(ctx, path+migrationLockSuffix)
 }

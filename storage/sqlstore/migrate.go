@@ -47,6 +47,10 @@ func (l advisoryLock) SessionUnlock(ctx context.Context, conn *sql.Conn) error {
 	return nil
 }
 
+// migrationLockSuffix names the file beside a SQLite database whose flock
+// serializes the processes migrating it (lockFile).
+const migrationLockSuffix = "-migrate.lock"
+
 // querier is what catalog and version reads need: a pool, a connection or
 // a transaction.
 type querier interface {
@@ -69,7 +73,7 @@ func (s *Store) Migrate(ctx context.Context) (applied []string, err error) {
 		// what the first just applied whenever the migration can run twice
 		// (0015 rebuilds a table). The SQLite write lock cannot span goose's
 		// run without blocking goose itself, hence a lock outside the file.
-		release, lerr := lockFile(ctx, s.path+"-migrate.lock")
+		release, lerr := lockFile(ctx, s.path+migrationLockSuffix)
 		if lerr != nil {
 			return nil, lerr
 		}

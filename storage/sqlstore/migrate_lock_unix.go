@@ -20,7 +20,7 @@ const fileLockPoll = 10 * time.Millisecond
 // release closes the file or when the process dies, so a crashed migrator
 // never leaves the database locked. flock locks belong to the open file, so
 // two pools in one process serialize as two processes do.
-func lockFile(ctx context.Context, name string) (release func() error, err error) {
+func lockFile(ctx context.Context, name string) (func() error, error) {
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: migration lock: %w", err)
