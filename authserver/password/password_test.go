@@ -2,8 +2,12 @@ package password
 
 import (
 	"errors"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fast keeps tests quick; the format and logic are the same.
@@ -59,4 +63,34 @@ func TestOverlongPassword(t *testing.T) {
 	if err := Verify(long, h); !errors.Is(err, ErrMismatch) {
 		t.Fatalf("Verify(over-long) = %v, want ErrMismatch", err)
 	}
+}
+
+// After a hash, the collector's goal is set by the live heap again, not by
+// the hash's memory: otherwise a 64 MiB hash raises the goal of a server
+// running with GOGC=400 by about 320 MiB, and its resident memory with it.
+func TestHashMemoryDoesNotRaiseTheHeapGoal(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	runtime.GC()
+	p := Params{Memory: 64 * 1024, Time: 1, Threads: 1, KeyLen: 32, SaltLen: 16}
+	h, err := Hash("correct horse", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForGoalBelow := func(after string) {
+		t.Helper()
+		goal := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			metrics.Read(goal)
+			if g := goal[0].Value.Uint64(); g < 64<<20 {
+				return
+			} else if time.Now().After(deadline) {
+				t.Fatalf("heap goal %d MiB 10 s after %s; want below the hash's 64 MiB", g>>20, after)
+			}
+		}
+	}
+	waitForGoalBelow("hashing with 64 MiB")
+	if err := Verify("correct horse", h); err != nil {
+		t.Fatal(err)
+	}
+	waitForGoalBelow("verifying with 64 MiB")
 }
