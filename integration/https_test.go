@@ -14,7 +14,7 @@ import (
 	"github.com/lectern/lectern/vocab"
 )
 
-// An https site sends HSTS and is never served over plain http: a request
+// An https site sends HSTS over https only and is never served over plain http: a request
 // reaching the server directly over http (or through the trusted proxy
 // saying X-Forwarded-Proto: http) is redirected (GET, HEAD) or refused
 // (anything else); X-Forwarded-Proto is believed only from
@@ -50,6 +50,9 @@ func TestHTTPSSitesAreHTTPSOnly(t *testing.T) {
 			code, h, _ := ts.get(t, origin, vocab.AuthorizePath+"?client_id=x&state=y", hdr...)
 			if code != http.StatusPermanentRedirect || h.Get("Location") != "https://secure.test"+vocab.AuthorizePath+"?client_id=x&state=y" {
 				t.Errorf("%s: GET %d Location %q; want 308 to https", name, code, h.Get("Location"))
+			}
+			if got := h.Get("Strict-Transport-Security"); got != "" {
+				t.Errorf("%s: HSTS %q on an answer over plain http (RFC 6797 §7.2)", name, got)
 			}
 			status, _, e := postFormHeaders(t, ts, origin+vocab.TokenPath, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"x"}}, hdr...)
 			if status != http.StatusBadRequest || e["error"] != "invalid_request" || !strings.Contains(e["error_description"].(string), "https") {

@@ -4,15 +4,17 @@ import (
 	"net/http"
 )
 
-// HSTS is the Strict-Transport-Security header of every answer of an https
-// site (RFC 6797): two years, the usual value for sites that will stay on
-// https. Not includeSubDomains: a site's origin may be a customer's own
-// domain, and the platform does not decide for the hosts it does not serve
-// (docs/decisions.md). Browsers ignore it on plain-http answers (§8.1).
+// HSTS is the Strict-Transport-Security header of every answer an https
+// site sends over https (RFC 6797): two years, the usual value for sites
+// that will stay on https. Not includeSubDomains: a site's origin may be a
+// customer's own domain, and the platform does not decide for the hosts it
+// does not serve (docs/decisions.md). Never on an answer over plain http:
+// an HSTS host must not send it there (§7.2), and a browser would ignore
+// it (§8.1).
 const HSTS = "max-age=63072000"
 
 // secure answers what an https site needs before its handlers run, and
-// reports whether the request may go on. Every answer gets HSTS. A request
+// reports whether the request may go on. Every answer over https gets HSTS. A request
 // that arrived over plain http (directly, or from a trusted proxy saying
 // X-Forwarded-Proto: http; the header of anyone else is not believed) is
 // not served: GET and HEAD are redirected to the same path at the site's
@@ -23,8 +25,8 @@ func secure(w http.ResponseWriter, r *http.Request, site *Site, scheme string) b
 	if !site.Secure() {
 		return true
 	}
-	w.Header().Set("Strict-Transport-Security", HSTS)
 	if scheme == "https" {
+		w.Header().Set("Strict-Transport-Security", HSTS)
 		return true
 	}
 	switch r.Method {

@@ -8,7 +8,8 @@ import (
 	"testing"
 )
 
-// An https site answers with HSTS and only over https: plain-http GET and
+// An https site answers only over https, with HSTS, and never sends HSTS
+// over plain http (RFC 6797 §7.2): plain-http GET and
 // HEAD are redirected to its origin, other methods refused, whether the
 // request came directly or from a trusted proxy saying so in
 // X-Forwarded-Proto; anyone else's X-Forwarded-Proto is not believed. An
@@ -32,16 +33,16 @@ func TestMiddlewareHTTPSSites(t *testing.T) {
 	}{
 		{name: "https", host: "s.test", tls: true, status: 204, hsts: true},
 		{name: "https through a trusted proxy", host: "s.test", remote: "10.1.2.3:1", fwdProto: "https", status: 204, hsts: true},
-		{name: "plain http GET", target: "/oauth/authorize?client_id=x&state=y", host: "s.test", status: 308, hsts: true,
+		{name: "plain http GET", target: "/oauth/authorize?client_id=x&state=y", host: "s.test", status: 308,
 			location: "https://s.test/oauth/authorize?client_id=x&state=y"},
-		{name: "plain http HEAD", method: http.MethodHead, target: "/.well-known/jwks.json", host: "s.test", status: 308, hsts: true,
+		{name: "plain http HEAD", method: http.MethodHead, target: "/.well-known/jwks.json", host: "s.test", status: 308,
 			location: "https://s.test/.well-known/jwks.json"},
-		{name: "plain http through an alias goes to the origin", target: "/login", host: "www.s.test", status: 308, hsts: true,
+		{name: "plain http through an alias goes to the origin", target: "/login", host: "www.s.test", status: 308,
 			location: "https://s.test/login"},
-		{name: "plain http POST", method: http.MethodPost, target: "/api/oauth/token", host: "s.test", status: 400, hsts: true},
-		{name: "plain http PUT", method: http.MethodPut, target: "/api/v1/school", host: "s.test", status: 400, hsts: true},
-		{name: "the proxy says http", host: "s.test", remote: "10.1.2.3:1", fwdProto: "http", status: 308, hsts: true, location: "https://s.test/"},
-		{name: "an untrusted peer says https", host: "s.test", remote: "192.0.2.1:1", fwdProto: "https", status: 308, hsts: true, location: "https://s.test/"},
+		{name: "plain http POST", method: http.MethodPost, target: "/api/oauth/token", host: "s.test", status: 400},
+		{name: "plain http PUT", method: http.MethodPut, target: "/api/v1/school", host: "s.test", status: 400},
+		{name: "the proxy says http", host: "s.test", remote: "10.1.2.3:1", fwdProto: "http", status: 308, location: "https://s.test/"},
+		{name: "an untrusted peer says https", host: "s.test", remote: "192.0.2.1:1", fwdProto: "https", status: 308, location: "https://s.test/"},
 		{name: "http site", host: "localhost:8080", status: 204},
 		{name: "http site, POST", method: http.MethodPost, host: "localhost:8080", status: 204},
 		{name: "http site behind TLS", host: "localhost:8080", tls: true, status: 204},
