@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -105,7 +107,14 @@ func TestWebAccessByRole(t *testing.T) {
 		"/admin/developers/apps/" + appID, "/admin/developers/apps/" + appID + "/delete", "/admin/developers/connections",
 	}
 	for _, p := range append([]string{"/admin", "/account/connections"}, managerPages...) {
-		owner.expect(p, http.StatusOK)
+		// Every page has a title in words, never a catalog key.
+		title := webTitle(owner.expect(p, http.StatusOK).Body)
+		if title == "" || catalogKey.MatchString(title) {
+			t.Errorf("GET %s: title %q", p, title)
+		}
+	}
+	if title := webTitle(owner.expect("/admin", http.StatusOK).Body); !strings.HasPrefix(title, "Admin dashboard") {
+		t.Errorf("the dashboard's title is %q", title)
 	}
 
 	lecturer.expect("/admin", http.StatusOK)
@@ -141,6 +150,20 @@ func TestWebAccessByRole(t *testing.T) {
 	// Unknown pages are 404 for the people who may see the area.
 	owner.expect("/admin/nothing-here", http.StatusNotFound)
 	owner.expect("/account/nothing-here", http.StatusNotFound)
+}
+
+// catalogKey is what an untranslated message ID looks like on a page
+// ("web.title.dashboard").
+var catalogKey = regexp.MustCompile(`\b[a-z_]+(\.[a-z_]+)+\b`)
+
+// webTitle is the text of a page's <title>.
+func webTitle(page string) string {
+	_, rest, ok := strings.Cut(page, "<title>")
+	if !ok {
+		return ""
+	}
+	title, _, _ := strings.Cut(rest, "</title>")
+	return html.UnescapeString(title)
 }
 
 // While the beta is off the Developers section does not exist: not in the

@@ -55,7 +55,7 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, rq *request)
 		}
 		d.Recent = h.auditRows(r, events)
 	}
-	h.render(w, r, rq, http.StatusOK, "admin_dashboard", "web.title.dashboard", d, h.takeFlash(ctx, rq))
+	h.render(w, r, rq, http.StatusOK, "admin_dashboard", "Admin dashboard", d, h.takeFlash(ctx, rq))
 }
 
 // clientGrantCount is how many grants of the client still work (not
