@@ -195,6 +195,7 @@ func (s *Server) audit(ctx context.Context, site tenant.ID, actor, action, targe
 // /api/oauth/introspect through op (form parsing, client authentication,
 // RFC 6749 error bodies).
 func (s *Server) Revocation(w http.ResponseWriter, r *http.Request) {
+	w = clientChallenge(w, r)
 	w.Header().Set("Cache-Control", "no-store")
 	if !formBody(w, r, "revocation") {
 		return
@@ -206,6 +207,7 @@ func (s *Server) Revocation(w http.ResponseWriter, r *http.Request) {
 // confidential clients; one without a secret gets 401 invalid_client (RFC
 // 6749 §5.2), which op alone would answer 400.
 func (s *Server) Introspection(w http.ResponseWriter, r *http.Request) {
+	w = clientChallenge(w, r)
 	w.Header().Set("Cache-Control", "no-store")
 	if !formBody(w, r, "introspection") {
 		return

@@ -71,6 +71,7 @@ func formBody(w http.ResponseWriter, r *http.Request, endpoint string, repeatabl
 // no jwt-bearer, token-exchange, client_credentials, password, device or
 // ID-JAG) — applies the per-client rate limit, and hands the rest to op.
 func (s *Server) Token(w http.ResponseWriter, r *http.Request) {
+	w = clientChallenge(w, r)
 	site := siteOf(r.Context())
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")

@@ -189,6 +189,27 @@ func TestConfidentialClient(t *testing.T) {
 	if resp.StatusCode != 401 {
 		t.Fatalf("basic auth: %d; want 401 (only client_secret_post is advertised)", resp.StatusCode)
 	}
+	// RFC 6749 §5.2: a 401 to a client that authenticated in the
+	// Authorization header challenges the scheme it used, at each endpoint
+	// that authenticates clients; one that did not gets no challenge.
+	for _, path := range []string{vocab.TokenPath, vocab.IntrospectionPath, vocab.RevocationPath} {
+		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"x"}, "token": {"x"}}
+		req, _ := http.NewRequest(http.MethodPost, ts.academy()+path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth("confidential-app", secret)
+		resp, err := ts.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if want := `Basic realm="` + ts.academy() + `"`; resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") != want {
+			t.Errorf("%s with HTTP Basic: %d WWW-Authenticate %q; want 401 %q", path, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), want)
+		}
+	}
+	status, hdr, _ := ts.postForm(t, token, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"x"}, "client_id": {"confidential-app"}, "client_secret": {"wrong"}})
+	if status != 401 || hdr.Get("WWW-Authenticate") != "" {
+		t.Errorf("client_secret_post with a wrong secret: %d WWW-Authenticate %q; want 401 without a challenge", status, hdr.Get("WWW-Authenticate"))
+	}
 	tok, err := f.exchange(code)
 	if err != nil {
 		t.Fatalf("exchange with client_secret_post: %v", err)
