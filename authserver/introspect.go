@@ -49,7 +49,7 @@ func (o *opServer) Introspect(ctx context.Context, r *op.Request[op.Introspectio
 	case err != nil:
 		return nil, errUnavailable(unavailableText)
 	case c.Public() || !c.checkSecret(cc.ClientSecret):
-		return nil, errInvalidClient("introspection needs a confidential client authenticated with client_secret_post")
+		return nil, errInvalidClient("introspection needs a confidential client authenticated with client_secret_post: client_id and client_secret in the form body")
 	}
 	tok := r.Data.IntrospectionRequest.Token
 	inactive := op.NewResponse(introspection{Active: false})

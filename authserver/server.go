@@ -200,6 +200,9 @@ func (s *Server) Revocation(w http.ResponseWriter, r *http.Request) {
 	if !formBody(w, r, "revocation") {
 		return
 	}
+	if r.PostForm.Get("client_id") == "" && noClient(w, r) {
+		return
+	}
 	s.op.ServeHTTP(w, r)
 }
 
@@ -212,8 +215,8 @@ func (s *Server) Introspection(w http.ResponseWriter, r *http.Request) {
 	if !formBody(w, r, "introspection") {
 		return
 	}
-	if r.PostForm.Get("client_secret") == "" {
-		writeOAuthError(w, errInvalidClient("introspection needs a confidential client authenticated with client_secret_post"))
+	if r.PostForm.Get("client_id") == "" || r.PostForm.Get("client_secret") == "" {
+		writeOAuthError(w, errInvalidClient("introspection needs a confidential client authenticated with client_secret_post: client_id and client_secret in the form body"))
 		return
 	}
 	s.op.ServeHTTP(w, r)

@@ -106,11 +106,27 @@ func (s *Server) Token(w http.ResponseWriter, r *http.Request) {
 			writeOAuthError(w, errRateLimited("too many token requests for this client; slow down", retry))
 			return
 		}
+	} else if noClient(w, r) {
+		return
 	}
 	if s.directToken(w, r, gt) {
 		return
 	}
 	s.op.ServeHTTP(w, r)
+}
+
+// noClient answers a request of the token or revocation endpoint that
+// names no client at all (no client_id, no Authorization header, no
+// assertion, each of which VerifyClient answers itself) with
+// invalid_request saying how clients identify themselves here, instead of
+// op's "client_id or client_assertion must be provided", which points at
+// assertions this server refuses. It reports whether it answered.
+func noClient(w http.ResponseWriter, r *http.Request) bool {
+	if r.Header.Get("Authorization") != "" || r.PostForm.Has("client_assertion") || r.PostForm.Has("client_assertion_type") {
+		return false
+	}
+	writeOAuthError(w, oauthError(codeInvalidRequest, "client_id is required: a public client sends it alone, a confidential one with its client_secret (client_secret_post)"))
+	return true
 }
 
 // directToken answers the common token request — client_id (and

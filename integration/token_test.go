@@ -268,6 +268,30 @@ func TestFormEndpointsTakeTheBodyOnly(t *testing.T) {
 	}
 }
 
+// A request that names no client is told how clients identify themselves
+// here (client_id, with client_secret for a confidential one), not pointed
+// at client assertions, which this server refuses.
+func TestRequestsWithoutAClient(t *testing.T) {
+	ts := startServer(t, backend{name: "embedded"}, nil)
+	for _, tt := range []struct {
+		name, path string
+		form       url.Values
+		status     int
+		code       string
+	}{
+		{"token", vocab.TokenPath, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"x"}}, 400, "invalid_request"},
+		{"token, a secret but no client_id", vocab.TokenPath, url.Values{"grant_type": {"authorization_code"}, "code": {"x"}, "client_secret": {"s"}}, 400, "invalid_request"},
+		{"revocation", vocab.RevocationPath, url.Values{"token": {"x"}}, 400, "invalid_request"},
+		{"introspection, a secret but no client_id", vocab.IntrospectionPath, url.Values{"token": {"x"}, "client_secret": {"s"}}, 401, "invalid_client"},
+	} {
+		status, _, body := ts.postForm(t, ts.academy()+tt.path, tt.form)
+		desc, _ := body["error_description"].(string)
+		if status != tt.status || body["error"] != tt.code || !strings.Contains(desc, "client_id") || strings.Contains(desc, "assertion") {
+			t.Errorf("%s: %d %v; want %d %s naming client_id", tt.name, status, body, tt.status, tt.code)
+		}
+	}
+}
+
 // A token of one site is refused by the other, and the other way round.
 func TestTokensAreBoundToTheirSite(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
