@@ -8333,6 +8333,22 @@ func (response UploadFile415ApplicationProblemPlusJSONResponse) VisitUploadFileR
 	return err
 }
 
+type UploadFile422ApplicationProblemPlusJSONResponse struct {
+	ValidationFailedApplicationProblemPlusJSONResponse
+}
+
+func (response UploadFile422ApplicationProblemPlusJSONResponse) VisitUploadFileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteFileRequestObject struct {
 	FileId FileId `json:"fileId"`
 }

@@ -127,7 +127,7 @@ var getHead = []string{http.MethodGet, http.MethodHead}
 // openAPIPath and uploaded files under UploadsPath.
 func (h *Handler) Register(e Router, openAPIPath string) {
 	g := e.Group(BasePath, h.guard)
-	RegisterHandlersWithOptions(g, NewStrictHandler(h, nil), RegisterHandlersOptions{BaseURL: ""})
+	RegisterHandlersWithOptions(g, NewStrictHandler(h, []StrictMiddlewareFunc{checkDates}), RegisterHandlersOptions{BaseURL: ""})
 	e.Match(getHead, openAPIPath, echo.WrapHandler(http.HandlerFunc(h.OpenAPI)))
 	e.Match(getHead, UploadsPath+"/:key", h.serveUpload)
 }

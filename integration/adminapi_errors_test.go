@@ -57,6 +57,24 @@ func TestAdminValidationNotFoundConflict(t *testing.T) {
 		}
 		admProblem(t, do(http.MethodPost, "/events", map[string]any{"slug": "e", "title": "E", "startsAt": "2030-01-01T10:00:00Z", "endsAt": "2030-01-01T09:00:00Z"}), 422, "endsAt", "an event that ends before it starts")
 		admProblem(t, do(http.MethodPost, "/coupons", map[string]any{"code": "TEN", "percentOff": 10, "amountOffCents": 500}), 422, "percentOff", "a coupon with two discounts")
+		// Date-times the API could not print back (past 9999 in UTC, an
+		// offset included) or that no course site means (before 1970) are
+		// refused before anything is stored, and the lists still answer; a
+		// required one left out or null is named.
+		admProblem(t, do(http.MethodPost, "/events", map[string]any{"slug": "y10k", "title": "E", "startsAt": "9999-12-31T23:59:59Z"}), 422, "startsAt", "an event in year 9999's last hour")
+		admProblem(t, do(http.MethodPost, "/events", map[string]any{"slug": "y0", "title": "E", "startsAt": "0000-01-01T00:00:00Z"}), 422, "startsAt", "an event in year 0")
+		admProblem(t, do(http.MethodPost, "/events", map[string]any{"slug": "nostart", "title": "E"}), 422, "startsAt", "an event without startsAt")
+		admProblem(t, do(http.MethodPost, "/events", map[string]any{"slug": "nullstart", "title": "E", "startsAt": nil}), 422, "startsAt", "an event with a null startsAt")
+		admProblem(t, do(http.MethodPost, "/coupons", map[string]any{"code": "Y10K5", "percentOff": 5, "expiresAt": "9999-12-31T23:00:00-05:00"}), 422, "expiresAt", "a coupon expiring in year 10000 UTC")
+		admProblem(t, do(http.MethodGet, "/analytics/sales?from=9999-12-01T00:00:00Z&to=9999-12-31T23:00:00-05:00", nil), 400, "to", "a period ending in year 10000 UTC")
+		for _, path := range []string{"/events", "/coupons"} {
+			page := do(http.MethodGet, path+"?limit=100", nil).want(t, 200, "GET "+path+" after the refused dates")
+			for _, slug := range []string{"y10k", "y0", "nostart", "nullstart", "Y10K5"} {
+				if strings.Contains(string(page.body), `"`+slug+`"`) {
+					t.Errorf("GET %s lists %s, whose create was refused", path, slug)
+				}
+			}
+		}
 		admProblem(t, do(http.MethodPost, "/coupons", map[string]any{"code": "x", "percentOff": 10}), 422, "code", "a short coupon code")
 		admProblem(t, do(http.MethodPut, "/appearance", map[string]any{"primaryColor": "red", "accentColor": "#000000", "backgroundColor": "#ffffff", "textColor": "#000000"}), 422, "primaryColor", "a colour name")
 		admProblem(t, do(http.MethodPatch, "/school", map[string]any{"registrationVariant": "B"}), 422, "registrationVariant", "changing the registration variant")
