@@ -222,6 +222,14 @@ func (h *Handler) writeError(c echo.Context, err error) error {
 	return nil
 }
 
+// WriteProblem answers an error of the API's paths that the server
+// meets before the API's own handlers (a body over the limit, an unknown
+// route, a method the path does not have) as the problem document the
+// API's errors are: status, and a detail meant for the client.
+func WriteProblem(w http.ResponseWriter, status int, detail string) {
+	writeProblem(w, &problem{Status: status, Detail: detail})
+}
+
 func writeProblem(w http.ResponseWriter, p *problem) {
 	hdr := w.Header()
 	hdr.Set("Content-Type", problemContentType)

@@ -32,7 +32,8 @@ func (s *Server) readyz(c echo.Context) error {
 	return c.JSON(code, r)
 }
 
-// errorHandler answers every error echo sees as RFC 6749-style JSON. It
+// errorHandler answers every error echo sees as RFC 6749-style JSON, or
+// under the admin API's path as an RFC 9457 problem document. It
 // never shows internals: unexpected errors are logged and answered
 // server_error (or temporarily_unavailable when storage is down).
 func (s *Server) errorHandler(err error, c echo.Context) {
@@ -64,5 +65,12 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		desc = "the request body is larger than this endpoint accepts (1 MiB; file uploads " +
 			strconv.Itoa(adminapi.DefaultMaxUploadBytes>>20) + " MiB)"
 	}
-	tenant.WriteError(c.Response(), code, errCode, strings.ToLower(desc[:1])+desc[1:])
+	desc = strings.ToLower(desc[:1]) + desc[1:]
+	if p := c.Request().URL.Path; p == adminapi.BasePath || strings.HasPrefix(p, adminapi.BasePath+"/") {
+		// The admin API's errors are RFC 9457 problem documents, those
+		// met before its handlers run too.
+		adminapi.WriteProblem(c.Response(), code, desc)
+		return
+	}
+	tenant.WriteError(c.Response(), code, errCode, desc)
 }
