@@ -113,9 +113,18 @@ func (h *Handler) checkBodyType(r *http.Request, path string) error {
 		}
 		return nil
 	}
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	ct := r.Header.Get("Content-Type")
+	mt, params, _ := mime.ParseMediaType(ct)
 	if !slices.Contains(types, mt) {
 		return &problem{Status: http.StatusUnsupportedMediaType, Detail: "send the body as " + strings.Join(types, " or ")}
+	}
+	if !strings.HasPrefix(ct, mt) {
+		// Media types are case-insensitive (RFC 9110 §8.3.1), echo's
+		// binder compares them as they are: APPLICATION/JSON reaches it
+		// spelled as declared.
+		if f := mime.FormatMediaType(mt, params); f != "" {
+			r.Header.Set("Content-Type", f)
+		}
 	}
 	if mt != "application/json" {
 		return nil

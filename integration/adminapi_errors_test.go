@@ -35,6 +35,8 @@ func TestAdminValidationNotFoundConflict(t *testing.T) {
 		admProblem(t, do(http.MethodGet, "/analytics/sales?from=2030-01-02T00:00:00Z&to=2030-01-01T00:00:00Z", nil), 400, "to", "a period that ends before it starts")
 		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, []byte(`slug=x`), "Content-Type", "application/x-www-form-urlencoded"), 415, "", "a form body")
 		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, []byte{}), 400, "body", "an empty body")
+		// Media types are case-insensitive (RFC 9110 §8.3.1).
+		admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, []byte(`{"slug":"upper-case-type","title":"T"}`), "Content-Type", "APPLICATION/JSON; Charset=UTF-8").want(t, 201, "a body sent as APPLICATION/JSON")
 		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, []byte(`{"slug":"one","title":"T","slug":"two"}`)), 400, "slug", "a member twice")
 		// Decoder failures name the body, never Go's types or layouts.
 		for _, bad := range []string{`{"code":"EXP5","percentOff":10,"expiresAt":"tomorrow"}`, `{"code":"EXP5","percentOff":10,"expiresAt":5}`,
