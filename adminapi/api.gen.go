@@ -9473,22 +9473,6 @@ func (response DeleteLecturer404ApplicationProblemPlusJSONResponse) VisitDeleteL
 	return err
 }
 
-type DeleteLecturer409ApplicationProblemPlusJSONResponse struct {
-	ConflictApplicationProblemPlusJSONResponse
-}
-
-func (response DeleteLecturer409ApplicationProblemPlusJSONResponse) VisitDeleteLecturerResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(409)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type GetLecturerRequestObject struct {
 	LecturerId LecturerId `json:"lecturerId"`
 }
