@@ -144,6 +144,12 @@ func (h *Handler) checkBodyType(r *http.Request, path string) error {
 	if name, dup := jsonx.DuplicateKey(body); dup {
 		return errBadRequest("the body gives a member more than once", InvalidField{Field: name, Message: "is given more than once"})
 	}
+	if jsonx.BadText(body) {
+		// Decoded, such text would turn into U+FFFD and not read back as
+		// sent.
+		return errBadRequest("the body is not valid UTF-8 text, or escapes half a UTF-16 surrogate pair",
+			InvalidField{Field: "body", Message: "is not valid UTF-8 text"})
+	}
 	return nil
 }
 

@@ -122,6 +122,9 @@ func decodeRegistration(r *http.Request) (*registrationRequest, *clientmeta.Meta
 	if name, dup := jsonx.DuplicateKey(body); dup {
 		return nil, bad(name, name+": is given more than once")
 	}
+	if jsonx.BadText(body) {
+		return nil, bad("", "the body is not valid UTF-8 text, or escapes half a UTF-16 surrogate pair")
+	}
 	return &req, nil
 }
 

@@ -35,6 +35,10 @@ func TestAdminValidationNotFoundConflict(t *testing.T) {
 		admProblem(t, do(http.MethodGet, "/analytics/sales?from=2030-01-02T00:00:00Z&to=2030-01-01T00:00:00Z", nil), 400, "to", "a period that ends before it starts")
 		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, []byte(`slug=x`), "Content-Type", "application/x-www-form-urlencoded"), 415, "", "a form body")
 		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, []byte{}), 400, "body", "an empty body")
+		// Text that would not read back as sent is refused, not mangled.
+		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, []byte("{\"slug\":\"bad-utf8\",\"title\":\"\xff\xfe\"}")), 400, "body", "a title that is not UTF-8")
+		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, []byte(`{"slug":"lone-surrogate","title":"a\ud800"}`)), 400, "body", "a title with a lone surrogate")
+		admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, []byte(`{"slug":"emoji-title","title":"Go \ud83d\ude00 ü"}`)).want(t, 201, "a title with an escaped surrogate pair")
 		// Media types are case-insensitive (RFC 9110 §8.3.1).
 		admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, []byte(`{"slug":"upper-case-type","title":"T"}`), "Content-Type", "APPLICATION/JSON; Charset=UTF-8").want(t, 201, "a body sent as APPLICATION/JSON")
 		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, []byte(`{"slug":"one","title":"T","slug":"two"}`)), 400, "slug", "a member twice")

@@ -94,6 +94,7 @@ func TestRegistrationVariantB(t *testing.T) {
 		{"not JSON", "application/json", []byte(`client_name=x`), 400, "invalid_client_metadata", ""},
 		{"form body", "application/x-www-form-urlencoded", []byte(`redirect_uris=http://127.0.0.1/cb`), 400, "invalid_client_metadata", "application/json"},
 		{"two JSON values", "application/json", []byte(`{"redirect_uris":["http://127.0.0.1/cb"]}{}`), 400, "invalid_client_metadata", ""},
+		{"a name that is not UTF-8", "application/json", []byte("{\"redirect_uris\":[\"http://127.0.0.1/cb\"],\"client_name\":\"\xff\"}"), 400, "invalid_client_metadata", "UTF-8"},
 		{"a member twice", "application/json", []byte(`{"redirect_uris":["http://127.0.0.1/cb"],"scope":"openid","scope":"courses:read"}`), 400, "invalid_client_metadata", "scope"},
 		{"oversized body", "application/json", mustJSON(map[string]any{"redirect_uris": loop, "client_uri": "https://x/" + strings.Repeat("a", 17<<10)}), 400, "invalid_client_metadata", "16 KiB"},
 	}

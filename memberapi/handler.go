@@ -284,6 +284,9 @@ func (h *Handler) readParams(w http.ResponseWriter, r *http.Request) (params, in
 		// operation and run another.
 		return p, http.StatusBadRequest, requestError(CodeBadRequest, "the request body gives %q more than once", name)
 	}
+	if jsonx.BadText(body) {
+		return p, http.StatusBadRequest, requestError(CodeBadRequest, "the request body is not valid UTF-8 text, or escapes half a UTF-16 surrogate pair")
+	}
 	isNull := func(m json.RawMessage) bool { return m == nil || string(m) == "null" }
 	if isNull(raw["query"]) {
 		return p, http.StatusBadRequest, requestError(CodeBadRequest, "the request has no query")

@@ -106,6 +106,8 @@ func TestMemberAPIProtocolErrors(t *testing.T) {
 		{name: "JSON null", contentType: "application/json", body: `null`, status: 400, code: CodeBadRequest},
 		{name: "batch", contentType: "application/json", body: `[{"query": "{ viewer { id } }"}]`, status: 400, code: CodeBadRequest, message: "batched"},
 		{name: "query twice", contentType: "application/json", body: `{"query": "{ viewer { id } }", "query": "mutation { markAllNotificationsRead }"}`, status: 400, code: CodeBadRequest, message: "more than once"},
+		{name: "a variable not UTF-8", contentType: "application/json", body: "{\"query\": \"query($n: String) { viewer { id } }\", \"variables\": {\"n\": \"\xff\"}}", status: 400, code: CodeBadRequest, message: "UTF-8"},
+		{name: "a lone surrogate", contentType: "application/json", body: `{"query": "{ viewer { id } }", "variables": {"n": "\udc00"}}`, status: 400, code: CodeBadRequest, message: "UTF-8"},
 		{name: "a variable twice", contentType: "application/json", body: `{"query": "query($n: Int) { viewer { id } }", "variables": {"n": 1, "n": 2}}`, status: 400, code: CodeBadRequest, message: "more than once"},
 		{name: "missing query", contentType: "application/json", body: `{"variables": {}}`, status: 400, code: CodeBadRequest, message: "no query"},
 		{name: "empty query", contentType: "application/json", body: `{"query": "  "}`, status: 400, code: CodeBadRequest, message: "no query"},

@@ -24,3 +24,28 @@ func TestDuplicateKey(t *testing.T) {
 		}
 	}
 }
+
+// Text a decoder would change (not UTF-8, a lone surrogate escape) is
+// reported; every other string, escapes and pairs included, is not.
+func TestBadText(t *testing.T) {
+	for _, c := range []struct {
+		in  string
+		bad bool
+	}{
+		{`{"title":"plain"}`, false},
+		{`{"title":"ünïcödé 😀 \u00fc \ud83d\ude00 \\ud800 \" \\"}`, false},
+		{`{"t":"\uD83D\uDE00"}`, false},
+		{"{\"title\":\"\xff\xfe\"}", true},
+		{"{\"ti\xc3tle\":1}", true},
+		{`{"title":"a\ud800"}`, true},
+		{`{"title":"a\ud800b"}`, true},
+		{`{"title":"\ud83d\u0041"}`, true},
+		{`{"title":"\ude00"}`, true},
+		{`{"title":"\ud800\\u"}`, true},
+		{`["\udbff\udfff", 1, null]`, false},
+	} {
+		if got := BadText([]byte(c.in)); got != c.bad {
+			t.Errorf("BadText(%q) = %v; want %v", c.in, got, c.bad)
+		}
+	}
+}
