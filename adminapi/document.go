@@ -51,6 +51,9 @@ type document struct {
 	scopes     map[string][]string // by routeKey(method, BasePath+echoPath(path))
 	bodyTypes  map[string][]string // the request body's media types, by route
 	bodyNeeded map[string]bool     // routes whose request body is required
+	// objectBody holds, for a route whose JSON body is an object, its
+	// members that may not be null (all but the nullable ones).
+	objectBody map[string]map[string]bool
 
 	mu    sync.Mutex
 	sites map[string]*siteDocument // by origin
@@ -76,7 +79,8 @@ func newDocument() *document {
 	if err != nil {
 		panic("adminapi: openapi.yaml: " + err.Error())
 	}
-	return &document{json: d.json, operations: d.operations, scopes: d.scopes, bodyTypes: d.bodyTypes, bodyNeeded: d.bodyNeeded, sites: map[string]*siteDocument{}}
+	return &document{json: d.json, operations: d.operations, scopes: d.scopes, bodyTypes: d.bodyTypes, bodyNeeded: d.bodyNeeded,
+		objectBody: d.objectBody, sites: map[string]*siteDocument{}}
 }
 
 var methods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
@@ -90,7 +94,7 @@ func parseDocument(src []byte) (*document, error) {
 	if err := yaml.Unmarshal(src, &root); err != nil {
 		return nil, err
 	}
-	d := &document{scopes: map[string][]string{}, bodyTypes: map[string][]string{}, bodyNeeded: map[string]bool{}}
+	d := &document{scopes: map[string][]string{}, bodyTypes: map[string][]string{}, bodyNeeded: map[string]bool{}, objectBody: map[string]map[string]bool{}}
 	paths, _ := root["paths"].(map[string]any)
 	for _, p := range sortedKeys(paths) {
 		item, _ := paths[p].(map[string]any)
@@ -111,6 +115,11 @@ func parseDocument(src []byte) (*document, error) {
 				content, _ := rb["content"].(map[string]any)
 				d.bodyTypes[key] = sortedKeys(content)
 				d.bodyNeeded[key], _ = rb["required"].(bool)
+				if js, ok := content["application/json"].(map[string]any); ok {
+					if schema := resolve(root, js["schema"]); schema["type"] == "object" {
+						d.objectBody[key] = nonNullMembers(root, schema)
+					}
+				}
 			}
 		}
 	}
@@ -137,6 +146,38 @@ func parseDocument(src []byte) (*document, error) {
 	}
 	d.json = buf.Bytes()
 	return d, nil
+}
+
+// resolve follows a schema's $ref ('#/components/schemas/Name') within
+// root; a schema without one is itself.
+func resolve(root map[string]any, schema any) map[string]any {
+	s, _ := schema.(map[string]any)
+	for range 8 { // a chain of references, never a cycle in our document
+		ref, ok := s["$ref"].(string)
+		if !ok {
+			return s
+		}
+		name, found := strings.CutPrefix(ref, "#/components/schemas/")
+		if !found {
+			return nil
+		}
+		schemas, _ := lookup(root, "components", "schemas")
+		s, _ = schemas[name].(map[string]any)
+	}
+	return s
+}
+
+// nonNullMembers are the properties of an object schema that are not
+// nullable.
+func nonNullMembers(root, schema map[string]any) map[string]bool {
+	props, _ := schema["properties"].(map[string]any)
+	out := make(map[string]bool, len(props))
+	for name, p := range props {
+		if nullable, _ := resolve(root, p)["nullable"].(bool); !nullable {
+			out[name] = true
+		}
+	}
+	return out
 }
 
 // operationScopes returns the scopes of an operation's one security

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"slices"
@@ -143,6 +144,21 @@ func (h *Handler) checkBodyType(r *http.Request, path string) error {
 	}
 	if name, dup := jsonx.DuplicateKey(body); dup {
 		return errBadRequest("the body gives a member more than once", InvalidField{Field: name, Message: "is given more than once"})
+	}
+	if nonNull, ok := h.doc.objectBody[key]; ok {
+		// The generated decoder reads null as "left out", and a body of
+		// null as {}: a PATCH {"title": null} would answer 200 having
+		// changed nothing. Null is refused where the schema does not
+		// allow it, as a member of another type is.
+		var members map[string]json.RawMessage
+		if json.Unmarshal(body, &members) != nil || members == nil {
+			return errBadRequest("the body must be a JSON object", InvalidField{Field: "body", Message: "must be a JSON object"})
+		}
+		for _, name := range slices.Sorted(maps.Keys(members)) {
+			if nonNull[name] && string(members[name]) == "null" {
+				return errBadRequest("a field has the wrong type", InvalidField{Field: name, Message: "must not be null"})
+			}
+		}
 	}
 	if jsonx.BadText(body) {
 		// Decoded, such text would turn into U+FFFD and not read back as

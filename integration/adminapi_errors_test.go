@@ -35,6 +35,12 @@ func TestAdminValidationNotFoundConflict(t *testing.T) {
 		admProblem(t, do(http.MethodGet, "/analytics/sales?from=2030-01-02T00:00:00Z&to=2030-01-01T00:00:00Z", nil), 400, "to", "a period that ends before it starts")
 		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, []byte(`slug=x`), "Content-Type", "application/x-www-form-urlencoded"), 415, "", "a form body")
 		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, []byte{}), 400, "body", "an empty body")
+		// Null where the schema does not allow it is refused, not read as
+		// "left out": the PATCH would answer 200 having changed nothing.
+		admProblem(t, do(http.MethodPatch, "/courses/1", []byte(`{"title":null}`)), 400, "title", "a null title")
+		admProblem(t, do(http.MethodPost, "/courses", []byte(`{"slug":"null-price","title":"T","priceCents":null}`)), 400, "priceCents", "a null price")
+		admProblem(t, do(http.MethodPatch, "/courses/1", []byte(`null`)), 400, "body", "a body of null")
+		admProblem(t, do(http.MethodPatch, "/courses/1", []byte(`[{"title":"x"}]`)), 400, "body", "an array body")
 		// Text that would not read back as sent is refused, not mangled.
 		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, []byte("{\"slug\":\"bad-utf8\",\"title\":\"\xff\xfe\"}")), 400, "body", "a title that is not UTF-8")
 		admProblem(t, admDo(t, ts, http.MethodPost, ts.academy(), "/courses", tok, []byte(`{"slug":"lone-surrogate","title":"a\ud800"}`)), 400, "body", "a title with a lone surrogate")
@@ -70,7 +76,7 @@ func TestAdminValidationNotFoundConflict(t *testing.T) {
 		admProblem(t, do(http.MethodPost, "/events", map[string]any{"slug": "y10k", "title": "E", "startsAt": "9999-12-31T23:59:59Z"}), 422, "startsAt", "an event in year 9999's last hour")
 		admProblem(t, do(http.MethodPost, "/events", map[string]any{"slug": "y0", "title": "E", "startsAt": "0000-01-01T00:00:00Z"}), 422, "startsAt", "an event in year 0")
 		admProblem(t, do(http.MethodPost, "/events", map[string]any{"slug": "nostart", "title": "E"}), 422, "startsAt", "an event without startsAt")
-		admProblem(t, do(http.MethodPost, "/events", map[string]any{"slug": "nullstart", "title": "E", "startsAt": nil}), 422, "startsAt", "an event with a null startsAt")
+		admProblem(t, do(http.MethodPost, "/events", map[string]any{"slug": "nullstart", "title": "E", "startsAt": nil}), 400, "startsAt", "an event with a null startsAt")
 		admProblem(t, do(http.MethodPost, "/coupons", map[string]any{"code": "Y10K5", "percentOff": 5, "expiresAt": "9999-12-31T23:00:00-05:00"}), 422, "expiresAt", "a coupon expiring in year 10000 UTC")
 		admProblem(t, do(http.MethodGet, "/analytics/sales?from=9999-12-01T00:00:00Z&to=9999-12-31T23:00:00-05:00", nil), 400, "to", "a period ending in year 10000 UTC")
 		for _, path := range []string{"/events", "/coupons"} {
