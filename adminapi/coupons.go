@@ -57,6 +57,14 @@ func (h *Handler) CreateCoupon(ctx context.Context, req CreateCouponRequestObjec
 	if b.ExpiresAt != nil && !b.ExpiresAt.After(h.now()) {
 		return nil, invalidField("expiresAt", "must be in the future")
 	}
+	// A discount given as 0 or less is named itself (the stored coupon
+	// cannot tell 0 from left out).
+	if b.AmountOffCents != nil && *b.AmountOffCents < 1 {
+		return nil, invalidField("amountOffCents", "must be at least 1")
+	}
+	if b.PercentOff != nil && *b.PercentOff < 1 {
+		return nil, invalidField("percentOff", "must be between 1 and 100")
+	}
 	c, err := coupons.create(ctx, h, &storage.Coupon{Code: strings.ToUpper(b.Code), Description: orDefault(b.Description, ""),
 		PercentOff: orDefault(b.PercentOff, 0), AmountOffCents: orDefault(b.AmountOffCents, 0), Currency: orDefault(b.Currency, "USD"),
 		MaxRedemptions: orDefault(b.MaxRedemptions, 0), ExpiresAt: b.ExpiresAt, Active: orDefault(b.Active, true)})

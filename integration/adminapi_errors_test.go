@@ -88,6 +88,8 @@ func TestAdminValidationNotFoundConflict(t *testing.T) {
 			}
 		}
 		admProblem(t, do(http.MethodPost, "/coupons", map[string]any{"code": "x", "percentOff": 10}), 422, "code", "a short coupon code")
+		admProblem(t, do(http.MethodPost, "/coupons", map[string]any{"code": "ZERO5", "amountOffCents": 0}), 422, "amountOffCents", "an amount off of 0")
+		admProblem(t, do(http.MethodPost, "/coupons", map[string]any{"code": "ZERO6", "percentOff": 0}), 422, "percentOff", "a percent off of 0")
 		admProblem(t, do(http.MethodPut, "/appearance", map[string]any{"primaryColor": "red", "accentColor": "#000000", "backgroundColor": "#ffffff", "textColor": "#000000"}), 422, "primaryColor", "a colour name")
 		admProblem(t, do(http.MethodPatch, "/school", map[string]any{"registrationVariant": "B"}), 422, "registrationVariant", "changing the registration variant")
 		admProblem(t, do(http.MethodPatch, "/school", map[string]any{"locale": "english!"}), 422, "locale", "a bad locale")
