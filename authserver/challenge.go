@@ -3,6 +3,8 @@ package authserver
 import (
 	"net/http"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // clientChallenge makes a 401 answer of the token, introspection and
@@ -21,8 +23,9 @@ func clientChallenge(w http.ResponseWriter, r *http.Request) http.ResponseWriter
 		return w
 	}
 	scheme, _, _ := strings.Cut(auth, " ")
-	if !isToken(scheme) || len(scheme) > 32 {
-		// Not an auth-scheme (RFC 9110 §11.1): a challenge for the one
+	if !httpguts.ValidHeaderFieldName(scheme) || len(scheme) > 32 {
+		// Not an auth-scheme, a token (RFC 9110 §11.1, the same
+		// characters as a field name): a challenge for the one
 		// scheme a client might mean.
 		scheme = "Basic"
 	}
@@ -31,22 +34,6 @@ func clientChallenge(w http.ResponseWriter, r *http.Request) http.ResponseWriter
 		realm = site.Issuer()
 	}
 	return &challengeWriter{ResponseWriter: w, challenge: scheme + ` realm="` + realm + `"`}
-}
-
-// isToken reports whether s is an RFC 9110 token (§5.6.2).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range []byte(s) {
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // challengeWriter adds its challenge to a 401 answer.
