@@ -63,6 +63,14 @@ func TestAccountsPasswordReset(t *testing.T) {
 		}
 		link := linkIn(t, m, "/password/reset")
 
+		// Whoever knows the old password asks to move the account to an
+		// address of theirs; the reset must use that link up too.
+		moved := uniqueEmail("mallory")
+		if r := atAcademy.submitForm(academy+"/account/email", "email-form", url.Values{"new_email": {moved}, "password": {"old-password-1"}}); r.Status != http.StatusSeeOther {
+			t.Fatalf("asking for an e-mail change: %d\n%s", r.Status, webExcerpt(r.Body))
+		}
+		change := linkIn(t, mailTo(t, mp, moved, 1), "/email/confirm")
+
 		// Another site's origin: not valid there.
 		if p := browserAt(t, ts, open).getURL(onOrigin(link, open)); p.Status != http.StatusBadRequest {
 			t.Fatalf("the reset link at another site: %d", p.Status)
@@ -86,6 +94,9 @@ func TestAccountsPasswordReset(t *testing.T) {
 		}
 		if p := person.getURL(link); p.Status != http.StatusGone {
 			t.Fatalf("the used link: %d", p.Status)
+		}
+		if p := browserAt(t, ts, academy).getURL(change); p.Status != http.StatusGone {
+			t.Fatalf("an e-mail change asked for before the reset, after it: %d\n%s", p.Status, webExcerpt(p.Body))
 		}
 
 		// Every session at every site has ended.

@@ -67,7 +67,8 @@ type SessionEnder interface {
 }
 
 // ResetPassword sets a new password through a reset link. The link is used
-// up, with every other reset link of the account; the address counts as
+// up, with every other reset link and every pending e-mail change of the
+// account; the address counts as
 // verified (the link reached it); every browser session of the account
 // ends and every grant at every site is revoked, so that whoever knew the
 // old password is shut out at once.

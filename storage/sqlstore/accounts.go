@@ -228,9 +228,14 @@ func (s *Store) ResetPassword(ctx context.Context, tokenID int64, userID, passwo
 		if err := markVerified(tx, userID, t.Email, at); err != nil {
 			return err
 		}
-		// Every other reset link of the account dies with this one.
+		// Every other reset link of the account dies with this one, and so
+		// does every pending e-mail change: it was asked for with the old
+		// password, and confirming it needs only the link, so whoever knew
+		// that password could otherwise move the account to an address of
+		// theirs after the reset and reset it again from there.
 		return tx.Model(&storage.AccountToken{}).
-			Where("user_id = ? AND purpose = ? AND used_at IS NULL", userID, storage.TokenPasswordReset).
+			Where("user_id = ? AND purpose IN ? AND used_at IS NULL", userID,
+				[]string{storage.TokenPasswordReset, storage.TokenEmailChange}).
 			Update("used_at", at).Error
 	}))
 }
