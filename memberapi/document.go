@@ -522,6 +522,12 @@ func (l *lexer) digits() int {
 
 // string: a "quoted" or a """block""" string (GraphQL §2.9.4). Escapes are
 // skipped, not decoded: no value of a string matters to the limits.
+//
+// A block string may not contain an escaped triple quote (\"""), which
+// GraphQL allows: graphql-go ends the string at its """, so the two readers
+// would see different documents, and the scope and limits checked here would
+// not be those of what graphql-go runs. Refusing it is the one place where
+// this reader is stricter than the spec.
 func (l *lexer) string() (token, error) {
 	start := l.pos
 	if strings.HasPrefix(l.src[start:], `"""`) {
@@ -529,7 +535,7 @@ func (l *lexer) string() (token, error) {
 		for l.pos < len(l.src) {
 			switch {
 			case strings.HasPrefix(l.src[l.pos:], `\"""`):
-				l.pos += 4
+				return token{}, l.errorf(l.pos, `a block string cannot contain an escaped triple quote (\"""); use a "quoted" string`)
 			case strings.HasPrefix(l.src[l.pos:], `"""`):
 				l.pos += 3
 				return token{kind: tokString, pos: start}, nil

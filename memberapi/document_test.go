@@ -1,6 +1,7 @@
 package memberapi
 
 import (
+	"strings"
 	"testing"
 
 	graphql "github.com/graph-gophers/graphql-go"
@@ -23,7 +24,7 @@ func TestMemberQueryReaderOperations(t *testing.T) {
 		{`query { ...F } fragment F on Query { viewer { id } ... on Query { unreadNotificationCount } ... @include(if: true) { notifications { totalCount } } }`, "", opQuery, 3},
 		{`"""A description""" query D { viewer { id } }`, "", opQuery, 1},
 		{`{ notifications(first: 1, after: "a \"quoted\" \\ \u00e9 cursor", unreadOnly: true) { totalCount } }`, "", opQuery, 1},
-		{"{ notifications(after: \"\"\"block \\\"\"\" string\n\"\"\") { totalCount } }", "", opQuery, 1},
+		{"{ notifications(after: \"\"\"block \" and \"\" string\n\"\"\") { totalCount } }", "", opQuery, 1},
 		{`{ x(a: -1, b: 1.5e3, c: 0, d: -0.0, e: [1, [2]], f: {g: {h: null}}, i: ENUM) }`, "", opQuery, 1},
 		{`subscription { viewer { id } }`, "", opSubscription, 1},
 	}
@@ -54,6 +55,9 @@ func TestMemberQueryReaderRefusesMalformedDocuments(t *testing.T) {
 		`query($a: Int = $b) { a }`, `{ a } fragment on on Query { a }`, `{ ...F } fragment F on Query { a } fragment F on Query { b }`,
 		`{ a } type Query { a: Int }`, `{ a ~ }`, `{ a(b: [1, 2) }`, `{ a(b: {c 1}) }`,
 		`{ ` + nest("a", maxNesting+1, "b") + ` }`,
+		// Valid GraphQL, but graphql-go ends a block string at an escaped
+		// triple quote (see lexer.string).
+		"{ notifications(after: \"\"\"block \\\"\"\" string\n\"\"\") { totalCount } }",
 	} {
 		if _, err := parseDocument(doc); err == nil {
 			t.Errorf("%q parsed", doc)
@@ -91,6 +95,9 @@ func FuzzMemberQueryReader(f *testing.F) {
 			return
 		}
 		doc, err := parseDocument(q)
+		if err != nil && strings.Contains(err.Error(), "escaped triple quote") {
+			return // refused on purpose: graphql-go reads it differently
+		}
 		if errs := s.Validate(q); len(errs) == 0 && err != nil {
 			t.Fatalf("graphql-go accepts %q; the reader says %v", q, err)
 		}

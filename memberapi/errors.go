@@ -98,6 +98,11 @@ func validationCode(err *gqlerrors.QueryError) string {
 		return CodeParseFailed
 	case err.Rule == "MaxDepthExceeded" || err.Rule == "OverlapValidationLimitExceeded" || errors.Is(err, errTooManySelections):
 		return CodeQueryTooComplex
+	case err.Rule == "VariablesOfCorrectType":
+		// A variable the request left out or sent as null although the
+		// operation requires it: bad input, as a wrongly typed one is
+		// (checkVariables).
+		return CodeBadUserInput
 	default:
 		return CodeValidationFailed
 	}

@@ -358,7 +358,11 @@ func (h *Handler) settle(ctx context.Context, resp *graphql.Response) int {
 		case errors.Is(e, errTooManySelections):
 			withCode(e, CodeQueryTooComplex)
 		default:
-			withCode(e, CodeInternal)
+			// graphql-go failed on its own (a value it could not coerce,
+			// a null where the schema promises none): a bug of this
+			// package, logged, its text kept from the client.
+			h.log.ErrorContext(ctx, "memberapi: execution failed", "path", e.Path, "err", e.Message)
+			e.Message, e.Extensions = "internal error", map[string]any{"code": CodeInternal}
 		}
 	}
 	return status

@@ -9,9 +9,12 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	graphql "github.com/graph-gophers/graphql-go"
 
+	"github.com/lectern/lectern/authserver/bearer"
 	"github.com/lectern/lectern/storage"
 )
 
@@ -119,8 +122,8 @@ func TestMemberAPIProtocolErrors(t *testing.T) {
 		{name: "wrong variable type", contentType: "application/json", body: `{"query": "query($n: Int) { viewer { enrolledCourses(first: $n) { totalCount } } }", "variables": {"n": "ten"}}`, status: 400, code: CodeBadUserInput, message: "$n"},
 		{name: "variable out of range", contentType: "application/json", body: `{"query": "query($n: Int) { viewer { enrolledCourses(first: $n) { totalCount } } }", "variables": {"n": 3000000000}}`, status: 400, code: CodeBadUserInput},
 		{name: "fractional Int", contentType: "application/json", body: `{"query": "query($n: Int) { viewer { enrolledCourses(first: $n) { totalCount } } }", "variables": {"n": 2.5}}`, status: 400, code: CodeBadUserInput},
-		{name: "missing required variable", contentType: "application/json", body: `{"query": "mutation($id: ID!) { markNotificationRead(id: $id) { id } }"}`, status: 400, code: CodeValidationFailed, message: "ID!"},
-		{name: "null required variable", contentType: "application/json", body: `{"query": "mutation($id: ID!) { markNotificationRead(id: $id) { id } }", "variables": {"id": null}}`, status: 400, code: CodeValidationFailed, message: "null"},
+		{name: "missing required variable", contentType: "application/json", body: `{"query": "mutation($id: ID!) { markNotificationRead(id: $id) { id } }"}`, status: 400, code: CodeBadUserInput, message: "ID!"},
+		{name: "null required variable", contentType: "application/json", body: `{"query": "mutation($id: ID!) { markNotificationRead(id: $id) { id } }", "variables": {"id": null}}`, status: 400, code: CodeBadUserInput, message: "null"},
 		{name: "boolean as string", contentType: "application/json", body: `{"query": "query($u: Boolean) { notifications(unreadOnly: $u) { totalCount } }", "variables": {"u": "yes"}}`, status: 400, code: CodeBadUserInput},
 		{name: "unknown operation", contentType: "application/json", body: `{"query": "query A { viewer { id } } query B { viewer { name } }", "operationName": "C"}`, status: 400, code: CodeOperationResolution},
 		{name: "two operations, no name", contentType: "application/json", body: `{"query": "query A { viewer { id } } query B { viewer { name } }"}`, status: 400, code: CodeOperationResolution},
@@ -218,6 +221,12 @@ func TestMemberAPIScopes(t *testing.T) {
 		{"reading through a fragment", writeOnly, `mutation { markNotificationRead(id: "22") { ...N } } fragment N on Notification { id ... on Notification { createdAt } }`, 403, "account:read account:write"},
 		{"reading a subscription with account:write", writeOnly, `mutation { updateNotificationSubscription(topic: "course_updates", channel: "email", enabled: false) { enabled } }`, 403, "account:read account:write"},
 		{"marking and reading with both", readWrite, `mutation { markNotificationRead(id: "22") { id title } }`, 200, ""},
+		// A block string holding an escaped triple quote ends there for
+		// graphql-go but not for the GraphQL spec: a document built on
+		// that would be one operation to the scope check and another to
+		// graphql-go, so it is refused before either runs.
+		{"reading hidden in a block string", writeOnly, `mutation M { y: markNotificationRead(id:"""\""") @skip(if:true) {id} n: markNotificationRead(id:"22") { id title body url } z: markNotificationRead(id:"""` + "\n" + `) @skip(if:true) {id} n: markNotificationRead(id:"22") { id } }` + "\n" + `""") @skip(if:true) {id} } #"""` + "\n", 400, ""},
+		{"a mutation hidden in a block string", readOnly, `query Q($a:String="""\""") { notifications(after:$a){totalCount} }` + "\n" + `mutation M { markAllNotificationsRead z: markNotificationRead(id:"""` + "\n" + `) { __typename } query M { __typename }` + "\n" + `""") @skip(if:true) {id} } #"""` + "\n", 400, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -231,6 +240,15 @@ func TestMemberAPIScopes(t *testing.T) {
 			}
 			if r.status != tc.status {
 				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.raw)
+			}
+			if tc.status == 400 {
+				if codes := r.codes(); len(codes) != 1 || codes[0] != CodeParseFailed {
+					t.Errorf("codes %v, want %s: %s", codes, CodeParseFailed, r.raw)
+				}
+				if strings.Contains(r.raw, "second") || store.count("MarkAllNotificationsRead")+store.count("MarkNotificationRead") != 0 {
+					t.Errorf("a refused document ran: %s", r.raw)
+				}
+				return
 			}
 			if tc.status != 403 {
 				return
@@ -479,6 +497,50 @@ func TestMemberAPIPanicsLeakNothing(t *testing.T) {
 	}
 }
 
+// What a mutation returns to a token without account:read (which the
+// handler refuses before execution) cannot be read from the resolver
+// either: only the id.
+func TestMemberAPIMarkedNotificationUnreadableWithoutAccountRead(t *testing.T) {
+	store := seededFake()
+	for _, tc := range []struct {
+		scopes   []string
+		readable bool
+	}{{[]string{"account:write"}, false}, {[]string{"account:read", "account:write"}, true}} {
+		rq := &request{store: store, now: time.Now, site: testSite, token: &bearer.Token{Site: testSiteID, Subject: testUser, Scopes: tc.scopes}}
+		n, err := resolver{}.MarkNotificationRead(withRequest(t.Context(), rq), struct{ ID graphql.ID }{"22"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.ID() != "22" {
+			t.Errorf("%v: id %s", tc.scopes, n.ID())
+		}
+		title, err := n.Title()
+		_, bodyErr := n.Body()
+		if tc.readable != (err == nil && bodyErr == nil) || !tc.readable && title != "" && err == nil {
+			t.Errorf("%v: title %q, errors %v, %v", tc.scopes, title, err, bodyErr)
+		}
+	}
+}
+
+// unreadOnly is a nullable Boolean with a default: null, or a variable left
+// out, means false, as the GraphQL spec coerces it.
+func TestMemberAPIUnreadOnlyNull(t *testing.T) {
+	api := newTestAPI(t, seededFake(), nil)
+	for _, tc := range []struct {
+		query string
+		vars  map[string]any
+	}{
+		{`{ notifications(unreadOnly: null) { totalCount } }`, nil},
+		{`query($u: Boolean) { notifications(unreadOnly: $u) { totalCount } }`, map[string]any{}},
+		{`query($u: Boolean) { notifications(unreadOnly: $u) { totalCount } }`, map[string]any{"u": nil}},
+	} {
+		r := api.post(readOnly, tc.query, tc.vars)
+		if r.status != 200 || len(r.Errors) != 0 || fmt.Sprint(path(r.Data, "notifications", "totalCount")) != "2" {
+			t.Errorf("%s %v: %d %s", tc.query, tc.vars, r.status, r.raw)
+		}
+	}
+}
+
 // Mutations touch only the member's own rows at this site.
 func TestMemberAPIMutations(t *testing.T) {
 	store := seededFake()
@@ -487,7 +549,7 @@ func TestMemberAPIMutations(t *testing.T) {
 	if got := path(r.Data, "markNotificationRead", "readAt"); got != "2026-05-02T00:00:00Z" {
 		t.Fatalf("markNotificationRead: %s", r.raw)
 	}
-	for _, id := range []string{"23", "24", "999", "abc", "-1", "0"} {
+	for _, id := range []string{"23", "24", "999", "abc", "-1", "0", "022", "+22", " 22"} {
 		r := api.post(readWrite, `mutation($id: ID!) { markNotificationRead(id: $id) { id title } }`, map[string]any{"id": id})
 		if r.status != 200 || cmp.Diff([]string{CodeNotFound}, r.codes()) != "" || r.Data != nil && path(r.Data, "markNotificationRead") != nil {
 			t.Fatalf("id %s: %s", id, r.raw)

@@ -238,8 +238,15 @@ func (w *costWalker) walk(sels []selection, typ string, mult int64) error {
 			}
 			f, ok := w.info.fields[typ][s.name]
 			if !ok {
-				// __typename, __schema and __type: introspection is bounded
-				// by the size of the schema.
+				// __typename, __schema and __type: no connection below
+				// them, but their selections count like any other, so
+				// that fragments fanned out under __schema are refused
+				// here too, not by graphql-go halfway through execution.
+				if len(s.sels) > 0 {
+					if err := w.walk(s.sels, "", mult); err != nil {
+						return err
+					}
+				}
 				continue
 			}
 			inner := mult

@@ -75,6 +75,7 @@ func TestMemberAPILimits(t *testing.T) {
 		{"selections", `{ viewer { ` + aliases(1001, "id") + ` } }`, nil, CodeQueryTooComplex, "1000 field selections"},
 		{"overlapping selections", `{ viewer { ` + strings.Repeat("id ", 1001) + ` } }`, nil, CodeQueryTooComplex, "Overlapping field validation aborted"},
 		{"fragment fan-out", fanOut(40), nil, CodeQueryTooComplex, "1000 field selections"},
+		{"fragment fan-out under __schema", introspectionFanOut(10), nil, CodeQueryTooComplex, "1000 field selections"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,6 +95,18 @@ func TestMemberAPILimits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// introspectionFanOut is fanOut under __schema: 2^(levels+1) selections of
+// __Type fields.
+func introspectionFanOut(levels int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "{ __schema { types { ...T%d } } }\n", levels)
+	b.WriteString("fragment T0 on __Type { name kind }\n")
+	for i := 1; i <= levels; i++ {
+		fmt.Fprintf(&b, "fragment T%d on __Type { ...T%d ...T%d }\n", i, i-1, i-1)
+	}
+	return b.String()
 }
 
 // fanOut is a document whose fragments double at every level: 2^levels

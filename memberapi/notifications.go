@@ -23,9 +23,11 @@ var (
 const notificationNotFound = "no notification with this id"
 
 type notificationsArgs struct {
-	First      *int32
-	After      *string
-	UnreadOnly bool
+	First *int32
+	After *string
+	// UnreadOnly is nullable in the schema (Boolean = false): null, or a
+	// variable left out, means false.
+	UnreadOnly graphql.NullBool
 }
 
 // Notifications implements Query.notifications: newest first, so the
@@ -39,13 +41,13 @@ func (resolver) Notifications(ctx context.Context, args notificationsArgs) (*con
 	if err != nil {
 		return nil, err
 	}
-	rows, total, err := rq.store.ListNotifications(ctx, rq.site.ID, rq.userID(), p, args.UnreadOnly)
+	rows, total, err := rq.store.ListNotifications(ctx, rq.site.ID, rq.userID(), p, args.UnreadOnly.Value != nil && *args.UnreadOnly.Value)
 	if err != nil {
 		return nil, storeError(err, "")
 	}
 	return newConnection(kindNotification, rows, total, first,
 		func(n *storage.Notification) int64 { return n.ID },
-		func(n *storage.Notification) *notificationResolver { return &notificationResolver{n} }), nil
+		func(n *storage.Notification) *notificationResolver { return &notificationResolver{n: n} }), nil
 }
 
 // UnreadNotificationCount implements Query.unreadNotificationCount.
@@ -90,14 +92,19 @@ func (resolver) MarkNotificationRead(ctx context.Context, args struct{ ID graphq
 		return nil, err
 	}
 	id, err := strconv.ParseInt(string(args.ID), 10, 64)
-	if err != nil || id <= 0 {
+	if err != nil || id <= 0 || strconv.FormatInt(id, 10) != string(args.ID) {
+		// Only the canonical form names a notification ("3", not "03"
+		// or "+3"): an ID is an opaque string, compared as given.
 		return nil, notFound(notificationNotFound)
 	}
 	n, err := rq.store.MarkNotificationRead(ctx, rq.site.ID, rq.userID(), id, rq.now())
 	if err != nil {
 		return nil, storeError(err, notificationNotFound)
 	}
-	return &notificationResolver{n}, nil
+	// The answer is read access: the handler refuses a selection beyond
+	// id to a token without account:read before anything runs, and the
+	// fields refuse it again here.
+	return &notificationResolver{n: n, unreadable: rq.need(scope.AccountRead)}, nil
 }
 
 // MarkAllNotificationsRead implements Mutation.markAllNotificationsRead.
@@ -163,15 +170,25 @@ func validName(s string, maxLen int) bool {
 	return true
 }
 
-type notificationResolver struct{ n *storage.Notification }
+// notificationResolver is a notification. unreadable is set when a mutation
+// returns it to a token that may mark notifications but not read them:
+// every field but the id then fails.
+type notificationResolver struct {
+	n          *storage.Notification
+	unreadable error
+}
 
-func (r *notificationResolver) ID() graphql.ID      { return int64ID(r.n.ID) }
-func (r *notificationResolver) Kind() string        { return r.n.Kind }
-func (r *notificationResolver) Title() string       { return r.n.Title }
-func (r *notificationResolver) Body() string        { return r.n.Body }
-func (r *notificationResolver) URL() string         { return r.n.URL }
-func (r *notificationResolver) CreatedAt() DateTime { return dateTime(r.n.CreatedAt) }
-func (r *notificationResolver) ReadAt() *DateTime   { return optDateTime(r.n.ReadAt) }
+func (r *notificationResolver) ID() graphql.ID         { return int64ID(r.n.ID) }
+func (r *notificationResolver) Kind() (string, error)  { return r.n.Kind, r.unreadable }
+func (r *notificationResolver) Title() (string, error) { return r.n.Title, r.unreadable }
+func (r *notificationResolver) Body() (string, error)  { return r.n.Body, r.unreadable }
+func (r *notificationResolver) URL() (string, error)   { return r.n.URL, r.unreadable }
+func (r *notificationResolver) CreatedAt() (DateTime, error) {
+	return dateTime(r.n.CreatedAt), r.unreadable
+}
+func (r *notificationResolver) ReadAt() (*DateTime, error) {
+	return optDateTime(r.n.ReadAt), r.unreadable
+}
 
 type subscriptionResolver struct {
 	s *storage.NotificationSubscription
