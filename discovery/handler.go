@@ -98,9 +98,9 @@ func (h *Handler) JWKS(w http.ResponseWriter, r *http.Request) {
 		tenant.WriteError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the signing keys of this site are unavailable")
 		return
 	}
-	setPublicHeaders(w, "public, max-age=300")
-	w.Header().Set("Content-Type", "application/jwk-set+json")
-	_, _ = w.Write(body)
+	// An ETag as the metadata documents have, so that clients revalidating
+	// the keys every few minutes get a 304 until a rotation changes them.
+	serveDocument(w, r, "application/jwk-set+json", metadataMaxAge, body)
 }
 
 // Preflight answers CORS preflights of the metadata documents: they are
@@ -138,7 +138,9 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, path string, 
 	}
 	setPublicHeaders(w, metadataMaxAge)
 	w.Header().Set("ETag", doc.etag)
-	if match := r.Header.Get("If-None-Match"); match != "" && match == doc.etag {
+	// RFC 9110 §13.1.2: weak comparison, lists and "*", as the agent
+	// documents answer.
+	if etagMatches(r.Header.Values("If-None-Match"), doc.etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}

@@ -402,6 +402,13 @@ func TestMCPOperatorTools(t *testing.T) {
 		if sales.Orders != 1 || sales.RevenueCents != 15000 {
 			t.Errorf("sales_summary 15 days: %+v", sales)
 		}
+		// A day without orders made an amount of nothing, in the catalog's
+		// currency, not the price label "Free".
+		var quiet mcp.SalesSummaryOutput
+		mcpTCall(t, full, "sales_summary", map[string]any{"days": 1}, &quiet)
+		if quiet.Orders != 0 || quiet.RevenueCents != 0 || quiet.Revenue != "0.00 USD" || quiet.Currency != "USD" {
+			t.Errorf("sales_summary 1 day: %+v", quiet)
+		}
 
 		// Roles are checked per request: once the owner's role is gone, the
 		// token's operator scopes no longer count.

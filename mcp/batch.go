@@ -42,8 +42,8 @@ func batchRefusal(r *http.Request, body []byte) string {
 	if version == "" {
 		version = assumedVersion
 	}
-	// Revision names are dates, so they compare as strings; an unknown name
-	// sorting after the known ones is a future revision, as the SDK treats it.
+	// Revision names are dates, so they compare as strings. Names that are
+	// no known revision were refused before (unsupportedVersion).
 	if version >= batchlessVersion {
 		return "JSON-RPC batches are not part of MCP from protocol version " + batchlessVersion +
 			" on: send one message per request"

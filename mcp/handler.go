@@ -6,6 +6,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -80,13 +82,17 @@ const maxBody = 1 << 20
 // any request), one logical server per site and tool set.
 //
 // Each request passes, in order: the Origin check (DNS rebinding, see
-// originAllowed); authentication (no Authorization header: anonymous; a
-// header with anything but a valid token of this site: 401 invalid_token,
-// never anonymous); the tool gate (a tools/call of a tool the caller may not
-// use gets the HTTP challenge a client can act on: 401 with scope without a
-// token, 403 insufficient_scope with one); then the go-sdk's handler with
-// the server of the caller's tool set, so that tools/list shows exactly the
-// usable tools.
+// originAllowed); the method (Methods; anything else is 405, as is a GET
+// for an event stream); authentication (no Authorization header:
+// anonymous; a header with anything but a valid token of this site: 401
+// invalid_token, never anonymous); for POST, the checks the go-sdk lacks
+// or answers otherwise (an unknown MCP-Protocol-Version, batches, ids it
+// cannot answer unchanged: unsupportedVersion, batchRefusal, idRefusal);
+// the tool gate (a tools/call of a tool the caller may not use gets the
+// HTTP challenge a client can act on: 401 with scope without a token, 403
+// insufficient_scope with one); then the go-sdk's handler with the server
+// of the caller's tool set, so that tools/list shows exactly the usable
+// tools.
 type Handler struct {
 	store  Store
 	auth   Authenticator
@@ -150,33 +156,61 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"requests from another origin are refused: the MCP server answers this site's own pages and clients that send no Origin")
 		return
 	}
+	info := false
+	switch r.Method {
+	case http.MethodPost:
+	case http.MethodGet, http.MethodHead:
+		if info = !acceptsEventStream(r); !info {
+			methodNotAllowed(w, r)
+			return
+		}
+	case http.MethodOptions:
+		w.Header().Set("Allow", allow)
+		w.WriteHeader(http.StatusNoContent)
+		return
+	default:
+		methodNotAllowed(w, r)
+		return
+	}
 	c, err := h.authenticate(r, site)
 	if err != nil {
 		bearer.WriteError(w, site, err)
 		return
 	}
-	if r.Method == http.MethodGet && !acceptsEventStream(r) {
+	if info {
 		serveInfo(w, site)
 		return
 	}
-	sw := &sdkErrorWriter{ResponseWriter: w, validJSON: true}
-	if r.Method == http.MethodPost {
-		body, err := readBody(w, r)
-		if err != nil {
-			tenant.WriteError(w, http.StatusRequestEntityTooLarge, "request_too_large", "the request body exceeds 1 MiB")
-			return
-		}
-		if why := batchRefusal(r, body); why != "" {
-			writeRPCError(w, http.StatusBadRequest, rpcInvalidRequest, "Invalid Request: "+why)
-			return
-		}
-		if i, refused := gate(body, c); refused {
-			challenge(w, site, c, &registry[i])
-			return
-		}
-		sw.validJSON = json.Valid(body)
+	body, err := readBody(w, r)
+	if err != nil {
+		tenant.WriteError(w, http.StatusRequestEntityTooLarge, "request_too_large",
+			"the request body is larger than this endpoint accepts ("+strconv.Itoa(maxBody>>20)+" MiB)")
+		return
 	}
-	w.Header().Set("Cache-Control", "no-store")
+	heads, batch := readHeads(body)
+	id := requestID(heads, batch)
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !slices.Contains(supportedVersions, v) {
+		writeRPCError(w, http.StatusBadRequest, id, unsupportedVersion(v))
+		return
+	}
+	if why := batchRefusal(r, body); why != "" {
+		writeRPCError(w, http.StatusBadRequest, nil, rpcError{Code: rpcInvalidRequest, Message: "Invalid Request: " + why})
+		return
+	}
+	if why := idRefusal(heads); why != "" {
+		writeRPCError(w, http.StatusBadRequest, nil, rpcError{Code: rpcInvalidRequest, Message: "Invalid Request: " + why})
+		return
+	}
+	if i, refused := gate(body, c); refused {
+		challenge(w, site, c, &registry[i])
+		return
+	}
+	// The SDK sets "no-cache, no-transform" on its answers; noStoreWriter
+	// puts back no-store: answers carry members' data (RFC 9111 §5.2.2.5).
+	sw := &sdkErrorWriter{ResponseWriter: &noStoreWriter{ResponseWriter: w}, validJSON: json.Valid(body), id: id}
+	if len(heads) == 1 && !batch {
+		sw.method = heads[0].Method
+	}
 	h.sdk.ServeHTTP(sw, r.WithContext(withCaller(r.Context(), c)))
 	sw.finish()
 }

@@ -54,6 +54,7 @@ var testTokens = fakeAuth{
 	"writer":   {Site: 1, Subject: "usr_member", Scopes: []string{"account:read", "account:write"}},
 	"blind":    {Site: 1, Subject: "usr_member", Scopes: []string{"account:write"}},
 	"operator": {Site: 1, Subject: "usr_owner", Scopes: []string{"openid", "courses:read", "students:read"}},
+	"analyst":  {Site: 1, Subject: "usr_owner", Scopes: []string{"analytics:read"}},
 	"lecturer": {Site: 1, Subject: "usr_lecturer", Scopes: []string{"courses:read", "students:read"}},
 	"identity": {Site: 1, Subject: "usr_member", Scopes: []string{"openid", "email"}},
 	"foreign":  {Site: 2, Subject: "usr_member", Scopes: []string{"account:read"}},

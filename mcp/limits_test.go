@@ -122,7 +122,7 @@ func TestMCPErrorsEchoBoundedInput(t *testing.T) {
 			mention: "initialize"},
 		{name: "unknown method",
 			body:    `{"jsonrpc":"2.0","id":1,"method":"` + long + `"}`,
-			mention: "Invalid Request"},
+			mention: "Method not found"},
 		{name: "protocol version of the message against the header",
 			body:    `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + long[:60<<10] + `"}}}`,
 			hdr:     []string{"MCP-Protocol-Version", "2026-07-28"},

@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -75,9 +77,51 @@ func (t *tools) salesSummary(ctx context.Context, _ *gomcp.CallToolRequest, in S
 	if err != nil {
 		return nil, out, t.fail(ctx, "sales_summary", err)
 	}
+	currency := s.Currency
+	if currency == "" && s.Orders == 0 {
+		// No order names a currency: the site's is the one its catalog is
+		// priced in, when there is one.
+		o, err := t.store.Offerings(ctx, site.ID, t.now())
+		if err != nil {
+			return nil, out, t.fail(ctx, "sales_summary", err)
+		}
+		currency = catalogCurrency(o)
+	}
+	// Revenue is an amount, zero included ("0.00 USD"): vocab.Price would
+	// call zero "Free", which is what a price reads, not a sum.
 	return nil, SalesSummaryOutput{
 		From: rfc3339(s.From), To: rfc3339(s.To), Orders: s.Orders, RevenueCents: s.RevenueCents,
-		Revenue: vocab.Price(s.RevenueCents, s.Currency), Currency: s.Currency,
+		Revenue: vocab.Amount(s.RevenueCents, currency), Currency: currency,
 		RefundedOrders: s.RefundedOrders, NewEnrollments: s.NewEnrollments,
 	}, nil
+}
+
+// catalogCurrency is the one currency every published offering of o is
+// priced in, or "" when they use several or there are none.
+func catalogCurrency(o *storage.Offerings) string {
+	var cur []string
+	add := func(c string) {
+		if c != "" && !slices.Contains(cur, strings.ToUpper(c)) {
+			cur = append(cur, strings.ToUpper(c))
+		}
+	}
+	for _, c := range o.Courses {
+		add(c.Currency)
+	}
+	for _, p := range o.MembershipPlans {
+		add(p.Currency)
+	}
+	for _, p := range o.DigitalProducts {
+		add(p.Currency)
+	}
+	for _, s := range o.ConsultingServices {
+		add(s.Currency)
+	}
+	for _, e := range o.Events {
+		add(e.Currency)
+	}
+	if len(cur) != 1 {
+		return ""
+	}
+	return cur[0]
 }

@@ -4,22 +4,32 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
 
 // The go-sdk's Streamable HTTP handler answers the requests it refuses
 // with http.Error: a plain-text body. Lectern answers in JSON everywhere,
 // so sdkErrorWriter catches those answers and rewrites them:
 //
-//   - a 400 about the payload becomes a JSON-RPC error response without an
-//     id (JSON-RPC 2.0 §5, which the MCP transport allows in the body of an
-//     HTTP error): -32700 "Parse error" when the body is not JSON at all,
-//     -32600 "Invalid Request" when it is JSON but not a message the server
-//     accepts (no "jsonrpc": "2.0", an empty batch, an unusable Accept);
-//   - every other status (405, 413, 415, ...) becomes the RFC 6749-style
-//     error of every other endpoint; a 5xx names no internals.
+//   - a 400 about one well-formed request whose id could be read answers
+//     that request, with its id (JSON-RPC 2.0 §5, §5.1): -32601 "Method not
+//     found" with 404 for a method the server does not have, -32602
+//     "Invalid params" with 400 for a method called without its params. The
+//     statuses are those the go-sdk gives (and SEP-2575 requires) from
+//     protocol 2026-07-28 on, where it answers unknown methods itself; under
+//     earlier versions the SDK's answer is plain text;
+//   - any other 400 about the payload becomes a JSON-RPC error response
+//     without an id (JSON-RPC 2.0 §5, which the MCP transport allows in the
+//     body of an HTTP error): -32700 "Parse error" when the body is not JSON
+//     at all, -32600 "Invalid Request" when it is JSON but not a message the
+//     server accepts (no "jsonrpc": "2.0", an empty batch, a batch holding
+//     an unknown method, an unusable Accept);
+//   - every other status (413, 415, ...) becomes the RFC 6749-style error of
+//     every other endpoint; a 5xx names no internals.
 //
 // JSON-RPC answers, the SDK's errors in that form included, are held and
 // go out with their error texts bounded (boundAnswer): the SDK quotes the
@@ -30,6 +40,17 @@ import (
 const (
 	rpcParseError     = -32700
 	rpcInvalidRequest = -32600
+	rpcMethodNotFound = -32601
+	rpcInvalidParams  = -32602
+)
+
+// How the go-sdk's plain-text refusals (checkRequest in its mcp/shared.go)
+// name the two errors about a single request: jsonrpc2.ErrNotHandled's text
+// and the missing-params check. TestMCPRequestErrorsCarryTheID fails if an
+// SDK update changes them.
+const (
+	sdkNotHandled    = "JSON RPC not handled"
+	sdkMissingParams = `missing required "params"`
 )
 
 // Bounds of what is held back for a rewrite. A plain-text refusal is cut
@@ -53,10 +74,14 @@ type sdkErrorWriter struct {
 	http.ResponseWriter
 	// validJSON says whether the request body parsed as JSON.
 	validJSON bool
-	held      held
-	status    int // the status of what is held
-	body      bytes.Buffer
-	passed    bool // something went through: nothing left to rewrite
+	// id and method are those of the request when the body is one request
+	// with an id that can be answered (requestID); id is nil otherwise.
+	id     json.RawMessage
+	method string
+	held   held
+	status int // the status of what is held
+	body   bytes.Buffer
+	passed bool // something went through: nothing left to rewrite
 }
 
 func (s *sdkErrorWriter) WriteHeader(code int) {
@@ -134,38 +159,49 @@ func (s *sdkErrorWriter) finish() {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	switch {
 	case s.status == http.StatusBadRequest:
-		code, prefix := rpcInvalidRequest, "Invalid Request: "
-		if !s.validJSON {
-			code, prefix = rpcParseError, "Parse error: "
-			msg = "the request body is not JSON"
-		}
-		writeRPCError(w, s.status, code, prefix+msg)
+		status, id, e := s.payloadError(msg)
+		writeRPCError(w, status, id, e)
 	case s.status >= 500:
 		tenant.WriteError(w, s.status, "server_error", "the MCP server could not answer; try again")
 	default:
-		tenant.WriteError(w, s.status, tenant.ErrorCode(s.status), lowerFirst(msg))
+		tenant.WriteError(w, s.status, tenant.ErrorCode(s.status), vocab.ErrorDescription(s.status, msg))
 	}
 }
 
-// writeRPCError writes a JSON-RPC error response without an id.
-func writeRPCError(w http.ResponseWriter, status, code int, message string) {
+// payloadError is the JSON-RPC answer to the SDK's plain-text 400 msg.
+func (s *sdkErrorWriter) payloadError(msg string) (int, json.RawMessage, rpcError) {
+	switch {
+	case !s.validJSON:
+		return http.StatusBadRequest, nil, rpcError{Code: rpcParseError, Message: "Parse error: the request body is not JSON"}
+	case s.id != nil && strings.HasPrefix(msg, sdkNotHandled):
+		return http.StatusNotFound, s.id, rpcError{Code: rpcMethodNotFound,
+			Message: bounded("Method not found: this server has no method " + strconv.Quote(s.method))}
+	case s.id != nil && strings.Contains(msg, sdkMissingParams):
+		return http.StatusBadRequest, s.id, rpcError{Code: rpcInvalidParams,
+			Message: bounded("Invalid params: the method " + strconv.Quote(s.method) + " needs params")}
+	}
+	return http.StatusBadRequest, nil, rpcError{Code: rpcInvalidRequest, Message: "Invalid Request: " + msg}
+}
+
+// rpcError is the error member of a JSON-RPC 2.0 response (§5.1).
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+// writeRPCError writes a JSON-RPC error response answering the request
+// with id, or without an id (null) when id is nil.
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, e rpcError) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	type rpcError struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}
 	_ = json.NewEncoder(w).Encode(struct {
-		JSONRPC string    `json:"jsonrpc"`
-		ID      *struct{} `json:"id"`
-		Error   rpcError  `json:"error"`
-	}{JSONRPC: "2.0", Error: rpcError{Code: code, Message: message}})
-}
-
-func lowerFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToLower(s[:1]) + s[1:]
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   rpcError        `json:"error"`
+	}{JSONRPC: "2.0", ID: id, Error: e})
 }

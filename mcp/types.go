@@ -432,8 +432,8 @@ type SalesSummaryOutput struct {
 	To             string `json:"to"`
 	Orders         int    `json:"orders"`
 	RevenueCents   int64  `json:"revenue_cents" jsonschema:"paid orders' totals in minor units"`
-	Revenue        string `json:"revenue"`
-	Currency       string `json:"currency,omitempty" jsonschema:"absent when the orders use several currencies"`
+	Revenue        string `json:"revenue" jsonschema:"the revenue as an amount, e.g. 0.00 USD"`
+	Currency       string `json:"currency,omitempty" jsonschema:"the orders' currency (without orders, the catalog's); absent when they use several"`
 	RefundedOrders int    `json:"refunded_orders"`
 	NewEnrollments int    `json:"new_enrollments"`
 }

@@ -1,9 +1,11 @@
 // Package vocab is the vocabulary every handler package shares: the
 // endpoint paths of a site (the router mounts handlers at them, the metadata
 // advertises them, pages and tools link to them), the path of a course's
-// Markdown page, how a price reads, the MCP tool list that /auth.md
-// prints, and the address of a person's picture at a site (the picture
-// claim, and the avatars web serves).
+// Markdown page, how a price and a sum of money read, how an error
+// description reads (ErrorDescription: the wiring's and mcp's rewrites of
+// library error texts), the MCP tool list that /auth.md prints, and the
+// address of a person's picture at a site (the picture claim, and the
+// avatars web serves).
 //
 // It is a leaf, as dex's server/reqctx is: it imports only the standard
 // library, so authserver, discovery, mcp, web and the wiring can all use the

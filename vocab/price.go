@@ -20,6 +20,13 @@ func Price(minor int64, currency string) string {
 	if minor == 0 {
 		return "Free"
 	}
+	return Amount(minor, currency)
+}
+
+// Amount formats a sum of money in minor units, zero included ("0.00
+// USD"): revenue, totals. Price is for what something costs, where zero
+// reads "Free".
+func Amount(minor int64, currency string) string {
 	currency = strings.ToUpper(currency)
 	digits, ok := minorUnits[currency]
 	if !ok {

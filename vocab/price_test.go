@@ -21,3 +21,24 @@ func TestPrice(t *testing.T) {
 		}
 	}
 }
+
+// An amount of zero is an amount, not a price label: "0.00 USD", not
+// "Free" (sales_summary's revenue of a quiet month).
+func TestAmount(t *testing.T) {
+	for _, c := range []struct {
+		cents    int64
+		currency string
+		want     string
+	}{
+		{0, "USD", "0.00 USD"},
+		{0, "jpy", "0 JPY"},
+		{0, "KWD", "0.000 KWD"},
+		{0, "", "0.00"},
+		{27910, "usd", "279.10 USD"},
+		{-250, "EUR", "-2.50 EUR"},
+	} {
+		if got := Amount(c.cents, c.currency); got != c.want {
+			t.Errorf("Amount(%d, %q) = %q; want %q", c.cents, c.currency, got, c.want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/lectern/lectern/adminapi"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
 
 func (s *Server) healthz(c echo.Context) error {
@@ -62,10 +63,10 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	case http.StatusMethodNotAllowed:
 		desc = "method " + c.Request().Method + " is not allowed here"
 	case http.StatusRequestEntityTooLarge:
-		desc = "the request body is larger than this endpoint accepts (1 MiB; file uploads " +
+		desc = "the request body is larger than this endpoint accepts (" + strconv.Itoa(MaxBodyBytes>>20) + " MiB; file uploads " +
 			strconv.Itoa(adminapi.DefaultMaxUploadBytes>>20) + " MiB)"
 	}
-	desc = strings.ToLower(desc[:1]) + desc[1:]
+	desc = vocab.ErrorDescription(code, desc)
 	if p := c.Request().URL.Path; p == adminapi.BasePath || strings.HasPrefix(p, adminapi.BasePath+"/") {
 		// The admin API's errors are RFC 9457 problem documents, those
 		// met before its handlers run too.

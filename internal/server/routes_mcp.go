@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/labstack/echo/v4"
 
@@ -15,14 +14,15 @@ import (
 )
 
 // mountMCP mounts /mcp, each site's MCP server (Streamable HTTP, stateless).
-// POST carries JSON-RPC; GET answers an event-stream request with 405 (no
-// sessions) and a plain GET with a description of the endpoint; DELETE is
-// 405. All of them pass the Origin check and authentication first.
+// POST carries JSON-RPC; a plain GET or HEAD describes the endpoint, an
+// event-stream GET is 405 (no sessions); OPTIONS names the methods. These are
+// mcp.Methods: echo answers every other method 405 with the same Allow
+// list, which it builds from the methods routed here.
 func (s *Server) mountMCP() {
 	e, a := s.echo, s.app
 	h := mcp.New(mcp.Options{Store: cachedRoles{a.Store, a.Platform}, Auth: s.verifier, Logger: a.Logger})
 	budgeted := withBudget(limits.NewBudgets(&a.Config.Limits, limits.MCPRequestsPerSite), "MCP", h)
-	e.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, vocab.MCPPath, echo.WrapHandler(budgeted))
+	e.Match(mcp.Methods, vocab.MCPPath, echo.WrapHandler(budgeted))
 }
 
 // cachedRoles is the store with the roles read through the platform's

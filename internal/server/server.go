@@ -105,9 +105,9 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	}
 	isPicture := func(c echo.Context) bool { return isPictureUpload(c.Request()) }
 	e.Use(s.metrics(), traceRoute,
-		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "1M", Skipper: func(c echo.Context) bool { return isUpload(c) || isPicture(c) }}),
+		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: byteLimit(MaxBodyBytes), Skipper: func(c echo.Context) bool { return isUpload(c) || isPicture(c) }}),
 		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
-			Limit:   strconv.Itoa(adminapi.UploadBodyLimit) + "B",
+			Limit:   byteLimit(adminapi.UploadBodyLimit),
 			Skipper: func(c echo.Context) bool { return !isUpload(c) },
 		}),
 		securityHeaders)
@@ -159,6 +159,15 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	s.handler = tracedHandler(e, a.Config.TracerProvider)
 	return s, nil
 }
+
+// MaxBodyBytes caps every request body but uploads': 1 MiB, as the docs
+// and the 413 answer say (mcp reads at most as much).
+const MaxBodyBytes = 1 << 20
+
+// byteLimit spells n bytes for echo's BodyLimit. Its size suffixes are
+// decimal ("1M" is 1,000,000 bytes, not 1 MiB), so the limit is given in
+// bytes, exactly.
+func byteLimit(n int) string { return strconv.Itoa(n) + "B" }
 
 // buildHandlers makes what several routes share: the access-token
 // verifier, the browser sessions, and the authorization server.
