@@ -97,8 +97,10 @@ var handlers = []string{"authserver", "memberapi", "mcp", "discovery", "adminapi
 // doors are the packages of a handler that the others may import: bearer
 // verifies access tokens for every resource server, scope is the scope
 // vocabulary, clientmeta the client-metadata (redirect URI) rules that the
-// admin area and the admin API apply as registration does.
-var doors = []string{"authserver/bearer", "authserver/scope", "authserver/clientmeta"}
+// admin area and the admin API apply as registration does, throttle the
+// sign-in throttle that the account pages' password checks go through as
+// the sign-in form's do.
+var doors = []string{"authserver/bearer", "authserver/scope", "authserver/clientmeta", "authserver/throttle"}
 
 // leaves import nothing of ours but what is listed (nil: nothing at all;
 // tenant and vocab are standard library only, checked below).
@@ -223,6 +225,9 @@ func TestDependencyRulesCatchMistakes(t *testing.T) {
 		{"accounts", "authserver", true},
 		{"accounts", "web", true},
 		{"accounts", "internal/platform", false},
+		{"accounts", "authserver/throttle", false},
+		{"web", "authserver/throttle", false},
+		{"accounts", "authserver/password", true},
 		{"authserver", "accounts", true},
 		{"mail", "session", true},
 		{"mail", "storage", false},

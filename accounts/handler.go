@@ -10,8 +10,12 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/lectern/lectern/authserver/throttle"
 	"github.com/lectern/lectern/i18n"
 	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/mfa"
@@ -53,6 +57,13 @@ type Options struct {
 	// Brand dresses the pages in the site's appearance. Nil: the shared
 	// look.
 	Brand ui.BrandSource
+	// Throttle is the sign-in throttle the password of an invitation
+	// accepted by signing in goes through: the authorization server's
+	// (its Throttle), so failures count with the sign-in form's and
+	// checks share its password gate. Nil: one over Cache with the
+	// default limits and a gate of its own (failures still count
+	// together: the counters are in Cache).
+	Throttle *throttle.Throttle
 }
 
 // Handler serves the account pages.
@@ -68,7 +79,8 @@ type Handler struct {
 	ui       *ui.Renderer
 	mux      *http.ServeMux
 	// work bounds the account work that runs after a form has answered.
-	work chan struct{}
+	work     chan struct{}
+	throttle *throttle.Throttle
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -89,9 +101,12 @@ func New(o Options) (*Handler, error) {
 		r.WithBrand(o.Brand)
 	}
 	h := &Handler{store: o.Store, cache: o.Cache, platform: o.Platform, sessions: o.Sessions, revoker: o.Revoker,
-		logger: o.Logger, now: o.Now, limit: o.FormLimit, ui: r, mux: http.NewServeMux(), work: make(chan struct{}, 8)}
+		logger: o.Logger, now: o.Now, limit: o.FormLimit, ui: r, mux: http.NewServeMux(), work: make(chan struct{}, 8), throttle: o.Throttle}
 	if h.now == nil {
 		h.now = time.Now
+	}
+	if h.throttle == nil {
+		h.throttle = throttle.New(throttle.Options{Cache: o.Cache, Now: h.now, Logger: o.Logger})
 	}
 	if h.limit.Rate == 0 {
 		h.limit = storage.Limit{Rate: 20, Period: time.Hour, Burst: 20}
@@ -176,6 +191,18 @@ type pageLink struct {
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, page, title string, data any) {
 	site := siteOf(r)
 	h.ui.Render(w, r, status, page, ui.Page{Title: title, SiteName: site.Name, CSRF: session.CSRFToken(w, r, site, nil), Data: data})
+}
+
+// echo is s as a form shows it back: what is not text (bytes that are not
+// UTF-8, control characters) is dropped, never written raw into a UTF-8
+// page. Only what is shown is cleaned; the checks see what was sent.
+func echo(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // t is message id in the language of r's page (package i18n), for text

@@ -5,8 +5,11 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/lectern/lectern/authserver/throttle"
+	"github.com/lectern/lectern/i18n"
 	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
 )
 
 type invitationData struct {
@@ -80,7 +83,7 @@ func (h *Handler) invitationPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	again := func(status int, message string) {
-		d.Error = message
+		d.Error, d.Name = message, echo(d.Name)
 		h.render(w, r, status, "accounts_invitation", "Accept your invitation", d)
 	}
 	now := h.now()
@@ -112,11 +115,25 @@ func (h *Handler) invitationPost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		signedIn := d.Action == "accept" && r.PostFormValue("action") == "accept"
-		if !signedIn && !h.platform.VerifyPassword(u, r.PostFormValue("password")) {
-			h.audit(r, inv.Email, "login.failed", inv.Email)
-			d.Action = "signin"
-			again(http.StatusUnauthorized, "The password is wrong.")
-			return
+		if !signedIn {
+			// Checked as a sign-in is (authserver/throttle): counted with
+			// the sign-in form's failures, under the same gate.
+			refusal, _, err := h.throttle.Verify(ctx, site, u.Email, tenant.ClientIP(r), r.PostFormValue("password"), u.PasswordHash)
+			switch {
+			case refusal != nil:
+				w.Header().Set("Retry-After", refusal.RetryAfter())
+				d.Action = "signin"
+				again(refusal.Status, refusal.Message(i18n.Resolve(r, site.Locale)))
+				return
+			case errors.Is(err, throttle.ErrMismatch):
+				h.audit(r, inv.Email, "login.failed", inv.Email)
+				d.Action = "signin"
+				again(http.StatusUnauthorized, "The password is wrong.")
+				return
+			case err != nil:
+				h.fail(w, r, err)
+				return
+			}
 		}
 		err = h.platform.AcceptInvitationAs(ctx, site.ID, tok, u, now)
 		if h.linkProblem(w, r, err, inviteAgain) {

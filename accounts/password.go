@@ -28,7 +28,7 @@ func (h *Handler) forgotPost(w http.ResponseWriter, r *http.Request) {
 	email, err := platform.NormalizeEmail(r.PostFormValue("email"))
 	if err != nil {
 		h.render(w, r, http.StatusBadRequest, "accounts_forgot", "Forgot your password?",
-			forgotData{Email: r.PostFormValue("email"), Error: "Enter the e-mail address of your account."})
+			forgotData{Email: echo(r.PostFormValue("email")), Error: "Enter the e-mail address of your account."})
 		return
 	}
 	if !h.allowIP(w, r, "forgot") {

@@ -76,6 +76,7 @@ func (h *Handler) signUpPost(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		d.Error = strings.TrimPrefix(err.Error(), platform.ErrInvalid.Error()+": ")
+		d.Name, d.Email = echo(d.Name), echo(d.Email)
 		h.render(w, r, http.StatusUnprocessableEntity, "accounts_signup", "Create an account", d)
 		return
 	}

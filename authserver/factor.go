@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lectern/lectern/authserver/throttle"
 	"github.com/lectern/lectern/i18n"
 	"github.com/lectern/lectern/mfa"
 	"github.com/lectern/lectern/session"
@@ -312,7 +313,7 @@ func (s *Server) PasskeyBegin(w http.ResponseWriter, r *http.Request) {
 	// Each ceremony is kept in the cache for 5 minutes, and anyone may
 	// start one: limited per address (across sites) and per site, like
 	// pending authorization requests, so they cannot fill the cache.
-	ok, retry, err := s.cache.Allow(ctx, storage.AddressKey(addressOf(tenant.ClientIP(r)), "rl:passkey"), passkeyPerIP)
+	ok, retry, err := s.cache.Allow(ctx, storage.AddressKey(throttle.Address(tenant.ClientIP(r)), "rl:passkey"), passkeyPerIP)
 	if err == nil && ok {
 		ok, retry, err = s.leased.Allow(ctx, storage.CacheKey(site.ID, "rl:passkey", "site"), passkeyPerSite)
 	}

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/lectern/lectern/authserver/password"
+	"github.com/lectern/lectern/authserver/throttle"
 	"github.com/lectern/lectern/i18n"
 	"github.com/lectern/lectern/mfa"
 	"github.com/lectern/lectern/session"
@@ -80,7 +80,9 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 	d := loginData{
 		Request:  r.PostFormValue("auth_request"),
 		ReturnTo: localPath(r.PostFormValue("return_to")),
-		Email:    strings.TrimSpace(r.PostFormValue("email")),
+		// Echoed into the form: bytes that are not UTF-8 are dropped
+		// (no account's address has them, so nothing is lost).
+		Email: strings.ToValidUTF8(strings.TrimSpace(r.PostFormValue("email")), ""),
 	}
 	if !session.CheckCSRF(r, site, nil) {
 		d.Error = "Your sign-in form expired. Please try again."
@@ -111,9 +113,9 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 		return
 	}
 	// Throttled per account and IP, per IP and per account, platform-wide
-	// (throttle.go): decided before any password is checked.
-	a := s.newLoginAttempt(ctx, site, d.Email, tenant.ClientIP(r))
-	refusal, err := s.admit(ctx, a)
+	// (authserver/throttle): decided before any password is checked.
+	a := s.throttle.Attempt(ctx, site, d.Email, tenant.ClientIP(r))
+	refusal, err := s.throttle.Admit(ctx, a)
 	if err != nil {
 		s.unavailablePage(w, r, site, err)
 		return
@@ -132,7 +134,7 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 	default:
 		hash = u.PasswordHash
 	}
-	refusal, err = s.check(ctx, a, pw, hash)
+	refusal, err = s.throttle.Check(ctx, a, pw, hash)
 	switch {
 	case refusal != nil:
 		s.refuseLogin(w, r, site, d, a, refusal)
@@ -141,13 +143,13 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 		s.unavailablePage(w, r, site, err)
 		return
 	case err != nil || u == nil:
-		s.failed(ctx, a)
+		s.throttle.Failed(ctx, a)
 		s.audit(ctx, site.ID, d.Email, "login.failed", d.Email, r, nil)
 		d.Error = "The e-mail address or password is wrong."
 		s.renderLogin(w, r, site, http.StatusUnauthorized, d)
 		return
 	}
-	s.succeeded(ctx, a)
+	s.throttle.Succeeded(ctx, a)
 	totpOn, passkeys, err := mfa.HasFactor(ctx, s.store, site.ID, u.ID)
 	if err != nil {
 		s.unavailablePage(w, r, site, err)
@@ -164,20 +166,14 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 // checked. A throttled pair is audited once per window, not per attempt:
 // refused attempts are cheap to send, and each must not cost a database
 // write; a busy gate is capacity, not an event about the account.
-func (s *Server) refuseLogin(w http.ResponseWriter, r *http.Request, site *tenant.Site, d loginData, a *loginAttempt, f *loginRefusal) {
+func (s *Server) refuseLogin(w http.ResponseWriter, r *http.Request, site *tenant.Site, d loginData, a *throttle.Attempt, f *throttle.Refusal) {
 	ctx := r.Context()
-	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(f.retry.Seconds()+0.999))))
-	d.Error = f.message
-	if f.reason == "account" {
-		lang := i18n.Resolve(r, site.Locale)
-		d.Error = i18n.T(lang, "login.account_wait", "Wait", i18n.Duration(lang, f.retry))
+	w.Header().Set("Retry-After", f.RetryAfter())
+	d.Error = f.Message(i18n.Resolve(r, site.Locale))
+	if f.Reason != "busy" && s.throttle.FirstRefusal(ctx, a, f.Reason) {
+		s.audit(ctx, site.ID, d.Email, "login.throttled", d.Email, r, map[string]any{"reason": f.Reason})
 	}
-	if f.reason != "busy" {
-		if first, err := s.cache.SetNX(ctx, a.audited(f.reason), []byte{1}, a.window); err == nil && first {
-			s.audit(ctx, site.ID, d.Email, "login.throttled", d.Email, r, map[string]any{"reason": f.reason})
-		}
-	}
-	s.renderLogin(w, r, site, f.status, d)
+	s.renderLogin(w, r, site, f.Status, d)
 }
 
 // maxEmail bounds the address a sign-in may name (RFC 5321's path limit).

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lectern/lectern/authserver/throttle"
 	"github.com/lectern/lectern/i18n"
 	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/storage"
@@ -143,7 +144,7 @@ func (s *Server) holdPending(w http.ResponseWriter, r *http.Request, site *tenan
 	if anonymous {
 		// Per address across every site: what one client may make the
 		// cache hold does not grow with the number of sites.
-		ip := addressOf(tenant.ClientIP(r))
+		ip := throttle.Address(tenant.ClientIP(r))
 		ok, retry, err := s.cache.Allow(ctx, storage.AddressKey(ip, "rl:authz"), s.rateOf(ctx, limits.AuthorizePerIP))
 		if err == nil && ok {
 			ok, retry, err = s.leased.Allow(ctx, storage.CacheKey(site.ID, "rl:authz", "site"), s.rateOf(ctx, limits.AuthorizePerSite))

@@ -2,7 +2,6 @@ package authserver
 
 import (
 	"context"
-	"net/netip"
 	"sync"
 	"time"
 
@@ -124,20 +123,4 @@ func (l *leasedLimiter) Allow(ctx context.Context, key string, limit storage.Lim
 func (s *Server) rateOf(ctx context.Context, name limits.Name) storage.Limit {
 	n, per := s.limits.Rate(ctx, name)
 	return storage.Limit{Rate: n, Period: per, Burst: n}
-}
-
-// addressOf is the client address per-IP limits count: an IPv4 address,
-// or the /64 an IPv6 address belongs to (one subscriber gets a whole /64,
-// so counting single IPv6 addresses would count nothing).
-func addressOf(ip string) string {
-	a, err := netip.ParseAddr(ip)
-	if err != nil {
-		return ip
-	}
-	a = a.Unmap()
-	if a.Is6() {
-		p, _ := a.Prefix(64)
-		return p.String()
-	}
-	return a.String()
 }

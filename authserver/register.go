@@ -15,6 +15,7 @@ import (
 
 	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/authserver/scope"
+	"github.com/lectern/lectern/authserver/throttle"
 	"github.com/lectern/lectern/internal/jsonx"
 	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/storage"
@@ -71,7 +72,7 @@ func (s *Server) Register(w http.ResponseWriter, r *http.Request) {
 	site := siteOf(r.Context())
 	w.Header().Set("Cache-Control", "no-store")
 	ctx := r.Context()
-	ok, retry, err := s.cache.Allow(ctx, storage.CacheKey(site.ID, "rl:register", addressOf(tenant.ClientIP(r))), s.rateOf(ctx, limits.RegisterPerIP))
+	ok, retry, err := s.cache.Allow(ctx, storage.CacheKey(site.ID, "rl:register", throttle.Address(tenant.ClientIP(r))), s.rateOf(ctx, limits.RegisterPerIP))
 	switch {
 	case err != nil:
 		s.logger.ErrorContext(ctx, "registration rate limit unavailable", "err", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/authserver/keys"
 	"github.com/lectern/lectern/authserver/password"
+	"github.com/lectern/lectern/authserver/throttle"
 	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
@@ -83,7 +84,9 @@ type Server struct {
 
 	codeLifetime time.Duration
 	limits       *limits.Config
-	passwords    *password.Gate
+	// throttle counts failed sign-ins and bounds the password checks
+	// (authserver/throttle); the account pages share it.
+	throttle *throttle.Throttle
 
 	clients  *clientCache
 	outage   outageProfiles // claims while the cache is down (profile.go)
@@ -92,7 +95,6 @@ type Server struct {
 	// key (token per client, anonymous authorizations per site).
 	leased      *leasedLimiter
 	tokenBudget *limits.Budgets
-	loginBudget *limits.Budgets
 	op          http.Handler
 	// opDirectOff sends every token request through op (tests compare
 	// the two paths).
@@ -106,18 +108,15 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{
 		store: o.Store, cache: o.Cache, keys: o.Keys, verifier: o.Verifier, ui: o.UI, logger: o.Logger, platform: o.Platform,
-		extra: o.Clients, now: o.Now, limits: o.Limits, passwords: o.Passwords,
+		extra: o.Clients, now: o.Now, limits: o.Limits,
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if s.passwords == nil {
-		s.passwords = password.NewGate(password.GateOptions{})
-	}
+	s.throttle = throttle.New(throttle.Options{Cache: o.Cache, Limits: o.Limits, Gate: o.Passwords, Now: s.now, Logger: o.Logger})
 	s.codeLifetime = CodeLifetime
 	s.leased = newLeasedLimiter(o.Cache, 64, s.now)
 	s.tokenBudget = limits.NewBudgets(s.limits, limits.TokenPerSite)
-	s.loginBudget = limits.NewBudgets(s.limits, limits.LoginChecksPerSite)
 	s.vendors = &vendorCache{store: o.Store, now: s.now}
 	s.clients = &clientCache{store: o.Store, ttl: 30 * time.Second, now: s.now, entries: map[clientKey]clientEntry{}}
 	s.sessions = o.Sessions
@@ -131,6 +130,12 @@ func New(o Options) (*Server, error) {
 	}, op.WithServerCORSOptions(nil), op.WithFallbackLogger(o.Logger))
 	return s, nil
 }
+
+// Throttle is the sign-in throttle with the gate of Options.Passwords:
+// the pages that ask a signed-in person for their password (web,
+// accounts) take it, so their failures count with the sign-in form's and
+// their checks wait for the same gate.
+func (s *Server) Throttle() *throttle.Throttle { return s.throttle }
 
 // InvalidateCIMD forgets the resolved Client ID Metadata Document clients
 // (after an allowlist change), so the next request resolves them again.

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -346,5 +347,50 @@ func TestPictureUploadRefusals(t *testing.T) {
 	anon := webAnonymous(t, ts, ts.academy())
 	if res := pictureUpload(t, anon, "x", "image/png", good); res.Status != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/login") {
 		t.Errorf("signed out: %d %s", res.Status, res.Header.Get("Location"))
+	}
+}
+
+// The account page shows a picture only where the site serves it: a
+// person signed in at a site where they hold no role (sign-in is
+// platform-wide) gets no address that answers 404, and a sentence saying
+// why; a member sees the picture, and its address answers 200.
+func TestAccountPagePictureOnlyWhereServed(t *testing.T) {
+	ts := startServer(t, backend{name: "embedded"}, nil)
+	academy := ts.academy()
+	imgSrc := regexp.MustCompile(`<img[^>]*\ssrc="([^"]+)"`)
+	for _, tc := range []struct {
+		name, email, password string
+		member                bool
+	}{
+		{"no role at the site", demo.OutsiderEmail, demo.OutsiderPassword, false},
+		{"a student", demo.StudentEmail, demo.StudentPassword, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := webSignIn(t, ts, academy, tc.email, tc.password)
+			page := p.expect("/account", http.StatusOK)
+			if got := strings.Contains(page.Body, `id="current-picture"`); got != tc.member {
+				t.Fatalf("current picture shown: %v, want %v\n%s", got, tc.member, webExcerpt(page.Body))
+			}
+			if got := strings.Contains(page.Body, `id="picture-members-only"`); got == tc.member {
+				t.Fatalf("the members-only sentence shown: %v, want %v", got, !tc.member)
+			}
+			if !strings.Contains(page.Body, `id="picture-form"`) {
+				t.Fatal("the upload form is gone: the picture belongs to the account")
+			}
+			for _, m := range imgSrc.FindAllStringSubmatch(page.Body, -1) {
+				src := strings.ReplaceAll(m[1], "&amp;", "&")
+				if !strings.HasPrefix(src, "http") {
+					src = academy + src
+				}
+				resp, err := ts.client.Get(src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Errorf("the page shows %s, which answers %d", src, resp.StatusCode)
+				}
+			}
+		})
 	}
 }

@@ -102,6 +102,11 @@ func ErrorCode(status int) string {
 func WriteError(w http.ResponseWriter, status int, code, description string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	// The Host middleware answers with it before any handler's security
+	// headers are set (docs/security.md: nosniff and no-referrer on every
+	// answer).
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(struct {
 		Error       string `json:"error"`

@@ -115,6 +115,14 @@ func TestMiddleware(t *testing.T) {
 				if site != nil {
 					t.Fatal("the handler ran for a refused host")
 				}
+				// Answered before the site's handlers (and their security
+				// headers) run: the refusal carries its own.
+				if got := rec.Header().Get("X-Content-Type-Options"); got != "nosniff" {
+					t.Errorf("X-Content-Type-Options %q; want nosniff", got)
+				}
+				if got := rec.Header().Get("Referrer-Policy"); got != "no-referrer" {
+					t.Errorf("Referrer-Policy %q; want no-referrer", got)
+				}
 				return
 			}
 			if site == nil || site.Slug != tt.wantSite {
@@ -135,6 +143,9 @@ func TestMiddlewareStorageOutage(t *testing.T) {
 	}
 	if got := jsonError(t, rec); got != "temporarily_unavailable" {
 		t.Fatalf("error %q", got)
+	}
+	if rec.Header().Get("X-Content-Type-Options") != "nosniff" || rec.Header().Get("Referrer-Policy") != "no-referrer" {
+		t.Fatalf("security headers missing: %v", rec.Header())
 	}
 }
 

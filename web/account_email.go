@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/lectern/lectern/authserver/throttle"
 	"github.com/lectern/lectern/internal/platform"
+	"github.com/lectern/lectern/tenant"
 )
 
 type emailData struct {
@@ -33,10 +35,25 @@ func (h *Handler) renderEmail(w http.ResponseWriter, r *http.Request, rq *reques
 // changes only when the link is opened.
 func (h *Handler) emailChange(w http.ResponseWriter, r *http.Request, rq *request) {
 	d := emailData{NewEmail: strings.TrimSpace(r.PostFormValue("new_email"))}
-	if !h.platform.VerifyPassword(rq.user, r.PostFormValue("password")) {
+	// The current password is checked as a sign-in is (authserver/throttle):
+	// a stolen session must not make this form an unthrottled guesser.
+	refusal, a, err := h.throttle.Verify(r.Context(), rq.site, rq.user.Email, tenant.ClientIP(r), r.PostFormValue("password"), rq.user.PasswordHash)
+	switch {
+	case refusal != nil:
+		w.Header().Set("Retry-After", refusal.RetryAfter())
+		d.Error = refusal.Message(lang(r, rq))
+		if refusal.Reason != "busy" && h.throttle.FirstRefusal(r.Context(), a, refusal.Reason) {
+			h.audit(r, rq, "login.throttled", rq.user.Email, map[string]any{"reason": refusal.Reason, "during": "email_change"})
+		}
+		h.renderEmail(w, r, rq, refusal.Status, d, nil)
+		return
+	case errors.Is(err, throttle.ErrMismatch):
 		d.Error = "Your current password is wrong."
 		h.audit(r, rq, "login.failed", rq.user.Email, map[string]any{"during": "email_change"})
 		h.renderEmail(w, r, rq, http.StatusUnauthorized, d, nil)
+		return
+	case err != nil:
+		h.fail(w, r, rq, err)
 		return
 	}
 	site, err := h.store.SiteByID(r.Context(), rq.site.ID)

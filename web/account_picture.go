@@ -26,7 +26,10 @@ const (
 type accountData struct {
 	chrome
 	Name, Email string
-	// PictureURL is what the picture claim says at this site.
+	// PictureURL is what the picture claim says at this site; empty
+	// where the site does not serve the person's picture (no role there:
+	// docs/decisions.md, Account pictures), so the page never shows an
+	// address that answers 404.
 	PictureURL string
 	// Uploaded: the picture is the person's own (they may remove it).
 	Uploaded bool
@@ -39,8 +42,12 @@ func (h *Handler) account(w http.ResponseWriter, r *http.Request, rq *request) {
 	u := rq.user
 	d := accountData{
 		chrome: chromeFor(rq, "account", "profile"), Name: u.Name, Email: u.Email,
-		PictureURL: vocab.PictureURL(rq.site.Origin, u.ID, u.PictureFile, u.Picture),
-		Uploaded:   u.PictureFile != "", MaxMiB: MaxPictureBytes >> 20, Accept: "image/png,image/jpeg,image/webp",
+		Uploaded: u.PictureFile != "", MaxMiB: MaxPictureBytes >> 20, Accept: "image/png,image/jpeg,image/webp",
+	}
+	// The avatar route's rule (avatar.go): a site serves the pictures of
+	// the people who hold a role there.
+	if len(rq.roles) > 0 {
+		d.PictureURL = vocab.PictureURL(rq.site.Origin, u.ID, u.PictureFile, u.Picture)
 	}
 	h.render(w, r, rq, http.StatusOK, "account", "Your account", d, h.takeFlash(r.Context(), rq))
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/lectern/lectern/authserver/throttle"
 	"github.com/lectern/lectern/internal/brand"
 	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/limits"
@@ -65,6 +66,12 @@ type Options struct {
 	// Brand is the sites' looks: pages wear them, /brand.css and
 	// /favicon.svg serve them, Settings changes them. Required.
 	Brand *brand.Source
+	// Throttle is the sign-in throttle the e-mail change's current
+	// password goes through: the authorization server's (its Throttle),
+	// so failures count with the sign-in form's and checks share its
+	// password gate. Nil: one over Cache and Limits with a gate of its
+	// own (failures still count together: the counters are in Cache).
+	Throttle *throttle.Throttle
 }
 
 // Handler serves /admin and /account.
@@ -81,6 +88,7 @@ type Handler struct {
 	mux      *http.ServeMux
 	limits   *limits.Config
 	brand    *brand.Source
+	throttle *throttle.Throttle
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -102,9 +110,13 @@ func New(o Options) (*Handler, error) {
 	h := &Handler{
 		store: o.Store, cache: o.Cache, platform: o.Platform, sessions: o.Sessions, revoker: o.Revoker,
 		pictures: o.Pictures, logger: o.Logger, now: o.Now, ui: renderer, mux: http.NewServeMux(), limits: o.Limits, brand: o.Brand,
+		throttle: o.Throttle,
 	}
 	if h.now == nil {
 		h.now = time.Now
+	}
+	if h.throttle == nil {
+		h.throttle = throttle.New(throttle.Options{Cache: o.Cache, Limits: o.Limits, Now: h.now, Logger: o.Logger})
 	}
 	h.routes()
 	return h, nil

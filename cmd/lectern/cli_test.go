@@ -32,7 +32,7 @@ func newCLI(t *testing.T, postgres bool) *cli {
 
 func (c *cli) run(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
-	code := run(context.Background(), args, &out, &errb, func(k string) string { return c.env[k] })
+	code := run(context.Background(), args, &out, &errb, func(k string) (string, bool) { v, ok := c.env[k]; return v, ok })
 	return code, out.String(), errb.String()
 }
 

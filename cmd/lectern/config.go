@@ -74,7 +74,7 @@ func (c *config) serving(fs *cmdFlags) {
 	fs.str(&c.Addr, "addr", "LECTERN_ADDR", ":8080", "listen address")
 	fs.str(&c.TrustedProxies, "trusted-proxies", "LECTERN_TRUSTED_PROXIES", "", "comma-separated IPs/CIDRs whose X-Forwarded-Host/-Proto/-For are trusted (client addresses for per-IP limits come from X-Forwarded-For)")
 	fs.str(&c.FilesURL, "files-url", "LECTERN_FILES_URL", "", "where uploaded files go: s3://<bucket>[/<prefix>]?endpoint=<host:port>&region=<r> (credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY); empty: <data-dir>/uploads, for one replica only")
-	fs.str(&c.MetricsAddr, "metrics-addr", "LECTERN_METRICS_ADDR", "127.0.0.1:9090", "listen address of /metrics (Prometheus), /healthz, /readyz and, with --pprof, /debug/pprof/: never a site's origin; empty: none")
+	fs.strOrNone(&c.MetricsAddr, "metrics-addr", "LECTERN_METRICS_ADDR", "127.0.0.1:9090", "listen address of /metrics (Prometheus), /healthz, /readyz and, with --pprof, /debug/pprof/: never a site's origin; empty: none")
 	fs.boolean(&c.Pprof, "pprof", "LECTERN_PPROF", false, "serve the Go profiler (net/http/pprof) on --metrics-addr")
 	fs.durationOrZero(&c.ShutdownDelay, "shutdown-delay", "LECTERN_SHUTDOWN_DELAY", server.DefaultShutdownDelay, "after SIGTERM, answer /readyz with 503 this long while still serving, so load balancers stop sending requests before the listener closes (0s: close at once)")
 	fs.duration(&c.SiteCacheTTL, "site-cache-ttl", "LECTERN_SITE_CACHE_TTL", time.Minute, "how long a replica serves its copy of a site before revalidating it in the background (bounds staleness when a change broadcast is lost)")

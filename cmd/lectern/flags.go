@@ -26,9 +26,10 @@ type help struct {
 // that a command lists only what it reads.
 type cmdFlags struct {
 	*flag.FlagSet
-	getenv func(string) string
-	help   help
-	groups []flagGroup
+	getenv    func(string) string
+	lookupEnv func(string) (string, bool)
+	help      help
+	groups    []flagGroup
 	// envs and defs hold, for the flags that read an environment
 	// variable, its name and the built-in default: help shows those, never
 	// the value the environment supplied (it may be a secret, the KEK).
@@ -42,11 +43,12 @@ type flagGroup struct {
 
 func newCmdFlags(env *cmdEnv, name string, h help) *cmdFlags {
 	c := &cmdFlags{
-		FlagSet: flag.NewFlagSet("lectern "+name, flag.ContinueOnError),
-		getenv:  env.getenv,
-		help:    h,
-		envs:    map[string]string{},
-		defs:    map[string]string{},
+		FlagSet:   flag.NewFlagSet("lectern "+name, flag.ContinueOnError),
+		getenv:    env.getenv,
+		lookupEnv: env.lookupEnv,
+		help:      h,
+		envs:      map[string]string{},
+		defs:      map[string]string{},
 	}
 	c.SetOutput(env.stderr)
 	c.Usage = func() { c.printHelp(c.Output()) }
@@ -73,6 +75,18 @@ func (c *cmdFlags) group(title string, define func()) {
 func (c *cmdFlags) str(p *string, name, env, def, usage string) {
 	v := c.getenv(env)
 	if v == "" {
+		v = def
+	}
+	c.StringVar(p, name, v, usage)
+	c.envs[name], c.defs[name] = env, def
+}
+
+// strOrNone is str for a setting where the empty value means "none"
+// (--metrics-addr ""): the environment variable set to "" gives "" as the
+// empty flag does, where str would take the default.
+func (c *cmdFlags) strOrNone(p *string, name, env, def, usage string) {
+	v, ok := c.lookupEnv(env)
+	if !ok {
 		v = def
 	}
 	c.StringVar(p, name, v, usage)

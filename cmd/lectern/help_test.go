@@ -22,7 +22,7 @@ func TestHelpFitsEachCommand(t *testing.T) {
 		"access-log", "db-max-conns", "redis-autopipeline"}
 	logging := []string{"log-level", "log-format"}
 	connection := []string{"database-url", "data-dir", "kek", "kek-file", "redis-url", "redis-prefix"}
-	noEnv := func(string) string { return "" }
+	noEnv := func(string) (string, bool) { return "", false }
 	for name, cmd := range commands() {
 		paths := [][]string{{name}}
 		if len(cmd.subs) > 0 {
@@ -112,7 +112,7 @@ func TestHelpFitsEachCommand(t *testing.T) {
 // help text.
 func TestHelpOfCommandsWithSubcommands(t *testing.T) {
 	env := map[string]string{"LECTERN_KEK": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", "DATABASE_URL": "postgres://u:hunter2@db/x"}
-	getenv := func(k string) string { return env[k] }
+	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	for _, c := range []struct {
 		args []string
 		code int

@@ -14,7 +14,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv))
 }
 
 // command is one command of lectern.
@@ -30,6 +30,9 @@ type command struct {
 type cmdEnv struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// lookupEnv tells a variable set to "" from one not set, for the
+	// settings where empty means "none" (--metrics-addr).
+	lookupEnv func(string) (string, bool)
 }
 
 func commands() map[string]command {
@@ -48,9 +51,11 @@ func commands() map[string]command {
 	}
 }
 
-// run is main without the process: it returns the exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	env := &cmdEnv{stdout: stdout, stderr: stderr, getenv: getenv}
+// run is main without the process (lookupEnv is os.LookupEnv): it returns
+// the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
+	getenv := func(k string) string { v, _ := lookupEnv(k); return v }
+	env := &cmdEnv{stdout: stdout, stderr: stderr, getenv: getenv, lookupEnv: lookupEnv}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stderr)
 		if len(args) == 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lectern/lectern/authserver/password"
 	lmail "github.com/lectern/lectern/mail"
@@ -136,8 +137,8 @@ func firstOf(langs ...string) string {
 // CheckSignUp validates a sign-up's name and address.
 func CheckSignUp(name, email string) (string, string, error) {
 	name = strings.TrimSpace(name)
-	if name == "" || len(name) > 200 {
-		return "", "", fmt.Errorf("%w: enter your name (at most 200 characters)", ErrInvalid)
+	if name == "" || !isText(name) || utf8.RuneCountInString(name) > maxName {
+		return "", "", fmt.Errorf("%w: enter your name (at most %d characters)", ErrInvalid, maxName)
 	}
 	email, err := NormalizeEmail(email)
 	return name, email, err
@@ -261,11 +262,6 @@ func (p *Platform) ConfirmEmailChange(ctx context.Context, site tenant.ID, tok s
 	}
 	p.forgetUser(ctx, t.UserID)
 	return p.Store.UserByID(ctx, t.UserID)
-}
-
-// VerifyPassword reports whether pw is u's password.
-func (p *Platform) VerifyPassword(u *storage.User, pw string) bool {
-	return u.PasswordHash != "" && password.Verify(pw, u.PasswordHash) == nil
 }
 
 // SignUpLink checks a sign-up verification link at site.

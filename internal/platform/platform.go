@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/lectern/lectern/authserver/keys"
 	"github.com/lectern/lectern/authserver/password"
@@ -121,8 +123,9 @@ func (p *Platform) CreateUser(ctx context.Context, email, name, picture, pw stri
 	return u, nil
 }
 
-// MinPassword and MaxPassword bound a new password (in bytes; the upper
-// bound keeps argon2id's input small).
+// MinPassword and MaxPassword bound a new password: at least MinPassword
+// characters (what a person counts, so "ääää" is four, not eight) and at
+// most MaxPassword bytes of UTF-8 (the bound keeps argon2id's input small).
 const (
 	MinPassword = 8
 	MaxPassword = 1024
@@ -131,26 +134,45 @@ const (
 // CheckPassword says what is wrong with a new password, if anything.
 func CheckPassword(pw string) error {
 	switch {
-	case len(pw) < MinPassword:
+	case utf8.RuneCountInString(pw) < MinPassword:
 		return fmt.Errorf("%w: password must have at least %d characters", ErrInvalid, MinPassword)
 	case len(pw) > MaxPassword:
-		return fmt.Errorf("%w: password must have at most %d characters", ErrInvalid, MaxPassword)
+		return fmt.Errorf("%w: password is too long (at most %d bytes)", ErrInvalid, MaxPassword)
 	}
 	return nil
+}
+
+// maxName bounds an account's name, in characters.
+const maxName = 200
+
+// isText reports whether s is text a page can show: valid UTF-8 without
+// control characters. Names are written into every page and token; bytes
+// that are not text would be written raw into UTF-8 pages, and PostgreSQL
+// refuses them where SQLite stores them.
+func isText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // newUser validates and hashes a new account (not stored).
 func (p *Platform) newUser(email, name, pw string) (*storage.User, error) {
 	email = strings.TrimSpace(email)
-	if !strings.Contains(email, "@") || len(email) > 320 {
+	if !strings.Contains(email, "@") || len(email) > 320 || !utf8.ValidString(email) {
 		return nil, fmt.Errorf("%w: email %q is not an e-mail address", ErrInvalid, email)
 	}
 	name = strings.TrimSpace(name)
-	if name == "" {
+	if name == "" || !isText(name) {
 		return nil, fmt.Errorf("%w: name is required", ErrInvalid)
 	}
-	if len(name) > 200 {
-		return nil, fmt.Errorf("%w: name must have at most 200 characters", ErrInvalid)
+	if utf8.RuneCountInString(name) > maxName {
+		return nil, fmt.Errorf("%w: name must have at most %d characters", ErrInvalid, maxName)
 	}
 	if err := CheckPassword(pw); err != nil {
 		return nil, err

@@ -54,6 +54,11 @@ func TestCreateUserRefusesInvalidInput(t *testing.T) {
 			{"blank name", "ada@example.test", " \t ", "long-enough"},
 			{"password of 7 characters", "ada@example.test", "Ada", "1234567"},
 			{"password over the maximum", "ada@example.test", "Ada", strings.Repeat("p", password.MaxLength+1)},
+			// Four characters in eight bytes: the minimum counts characters.
+			{"password of 4 accented characters", "ada@example.test", "Ada", "ääää"},
+			{"name not UTF-8", "ada@example.test", "\xff\xfe", "long-enough"},
+			{"name with a control character", "ada@example.test", "Ada\x1b[31m", "long-enough"},
+			{"name of 201 characters", "ada@example.test", strings.Repeat("ä", 201), "long-enough"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				_, err := e.p.CreateUser(t.Context(), tc.email, tc.userName, "", tc.pw)
@@ -64,6 +69,51 @@ func TestCreateUserRefusesInvalidInput(t *testing.T) {
 			})
 		}
 	})
+}
+
+// The bounds count what a person counts: characters for the minimum and
+// for names; the maximum of a password is bytes (argon2id's input), and
+// says so.
+func TestPasswordAndNameBounds(t *testing.T) {
+	for _, tc := range []struct {
+		name, pw string
+		ok       bool
+	}{
+		{"8 ASCII characters", "12345678", true},
+		{"8 accented characters (16 bytes)", "ääääääää", true},
+		{"4 accented characters (8 bytes)", "ääää", false},
+		{"7 characters", "1234567", false},
+		{"1024 bytes", strings.Repeat("p", platform.MaxPassword), true},
+		{"1025 bytes", strings.Repeat("p", platform.MaxPassword+1), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := platform.CheckPassword(tc.pw)
+			if (err == nil) != tc.ok {
+				t.Fatalf("CheckPassword: %v; want accepted: %v", err, tc.ok)
+			}
+		})
+	}
+	if err := platform.CheckPassword(strings.Repeat("p", platform.MaxPassword+1)); err == nil || !strings.Contains(err.Error(), "1024 bytes") {
+		t.Errorf("the maximum's message: %v; want it to say bytes", err)
+	}
+	for _, tc := range []struct {
+		name, userName string
+		ok             bool
+	}{
+		{"a name", "Zoë Ångström", true},
+		{"200 accented characters", strings.Repeat("ä", 200), true},
+		{"not UTF-8", "\xff\xfe", false},
+		{"a control character", "Bob\x00", false},
+		{"a line break", "Bob\nSmith", false},
+		{"blank", "  ", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := platform.CheckSignUp(tc.userName, "bob@example.test")
+			if (err == nil) != tc.ok {
+				t.Fatalf("CheckSignUp(%q): %v; want accepted: %v", tc.userName, err, tc.ok)
+			}
+		})
+	}
 }
 
 func TestGrantAndRevokeRole(t *testing.T) {

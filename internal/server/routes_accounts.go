@@ -50,7 +50,7 @@ func (s *Server) mountAccounts() {
 	a := s.app
 	h, err := accounts.New(accounts.Options{
 		Store: a.Store, Cache: a.Cache, Platform: a.Platform, Sessions: s.sessions, Revoker: s.verifier, Logger: a.Logger,
-		Brand: s.brand,
+		Brand: s.brand, Throttle: s.auth.Throttle(),
 	})
 	if err != nil {
 		panic(fmt.Sprintf("account pages: %v", err))

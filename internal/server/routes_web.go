@@ -22,6 +22,7 @@ func (s *Server) mountWeb() {
 	h, err := web.New(web.Options{
 		Store: a.Store, Cache: a.Cache, Platform: a.Platform, Sessions: s.sessions,
 		Revoker: s.verifier, Pictures: s.files, Logger: a.Logger, Limits: &a.Config.Limits, Brand: s.brand,
+		Throttle: s.auth.Throttle(),
 	})
 	if err != nil {
 		// The templates are embedded and every test run parses them: this
