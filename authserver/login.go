@@ -224,17 +224,6 @@ func hashHex(s string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-func atoi(b []byte) int {
-	n := 0
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n
-}
-
 // rememberLanguage carries the language between the account and the
 // browser once a sign-in is complete (every factor given): the account's
 // choice wins (it follows the person to a new browser); a choice made

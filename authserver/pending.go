@@ -193,7 +193,7 @@ func (s *Server) countPending(ctx context.Context, site *tenant.Site) (ok bool, 
 	}
 	sum, oldest := 0, -1
 	for i, v := range vals {
-		if n := atoi(v); n > 0 {
+		if n, err := strconv.Atoi(string(v)); err == nil && n > 0 {
 			sum += n
 			oldest = i
 		}

@@ -196,31 +196,8 @@ func courseMarkdown(site *tenant.Site, c *storage.CourseDetail) []byte {
 
 // currencyNote says which currency the prices are in.
 func currencyNote(o *storage.Offerings) string {
-	seen := map[string]bool{}
-	add := func(c string) {
-		if c != "" {
-			seen[strings.ToUpper(c)] = true
-		}
-	}
-	for _, c := range o.Courses {
-		add(c.Currency)
-	}
-	for _, p := range o.MembershipPlans {
-		add(p.Currency)
-	}
-	for _, p := range o.DigitalProducts {
-		add(p.Currency)
-	}
-	for _, s := range o.ConsultingServices {
-		add(s.Currency)
-	}
-	for _, e := range o.Events {
-		add(e.Currency)
-	}
-	if len(seen) == 1 {
-		for c := range seen {
-			return "All prices are in " + c + "."
-		}
+	if cur := o.Currencies(); len(cur) == 1 {
+		return "All prices are in " + cur[0] + "."
 	}
 	return "Each price names its currency."
 }

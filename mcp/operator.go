@@ -2,8 +2,6 @@ package mcp
 
 import (
 	"context"
-	"slices"
-	"strings"
 	"time"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -99,29 +97,8 @@ func (t *tools) salesSummary(ctx context.Context, _ *gomcp.CallToolRequest, in S
 // catalogCurrency is the one currency every published offering of o is
 // priced in, or "" when they use several or there are none.
 func catalogCurrency(o *storage.Offerings) string {
-	var cur []string
-	add := func(c string) {
-		if c != "" && !slices.Contains(cur, strings.ToUpper(c)) {
-			cur = append(cur, strings.ToUpper(c))
-		}
+	if cur := o.Currencies(); len(cur) == 1 {
+		return cur[0]
 	}
-	for _, c := range o.Courses {
-		add(c.Currency)
-	}
-	for _, p := range o.MembershipPlans {
-		add(p.Currency)
-	}
-	for _, p := range o.DigitalProducts {
-		add(p.Currency)
-	}
-	for _, s := range o.ConsultingServices {
-		add(s.Currency)
-	}
-	for _, e := range o.Events {
-		add(e.Currency)
-	}
-	if len(cur) != 1 {
-		return ""
-	}
-	return cur[0]
+	return ""
 }

@@ -2,6 +2,8 @@ package storage
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/lectern/lectern/tenant"
@@ -127,6 +129,34 @@ type Offerings struct {
 	DigitalProducts    []DigitalProduct
 	ConsultingServices []ConsultingService
 	Events             []Event // public, upcoming
+}
+
+// Currencies are the currencies the offerings are priced in, upper case,
+// each once, in the order first met (courses, plans, products, services,
+// events).
+func (o *Offerings) Currencies() []string {
+	var cur []string
+	add := func(c string) {
+		if c = strings.ToUpper(c); c != "" && !slices.Contains(cur, c) {
+			cur = append(cur, c)
+		}
+	}
+	for _, c := range o.Courses {
+		add(c.Currency)
+	}
+	for _, p := range o.MembershipPlans {
+		add(p.Currency)
+	}
+	for _, p := range o.DigitalProducts {
+		add(p.Currency)
+	}
+	for _, s := range o.ConsultingServices {
+		add(s.Currency)
+	}
+	for _, e := range o.Events {
+		add(e.Currency)
+	}
+	return cur
 }
 
 // CatalogStore reads a site's public catalog: published items only. Drafts
