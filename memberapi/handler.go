@@ -200,6 +200,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case opQuery:
 		need = []string{scope.AccountRead}
 	case opMutation:
+		// __schema and __type are fields of the query root only (GraphQL
+		// §4.1); graphql-go would run them at a mutation's root.
+		if doc.selects(op.sels, 0, func(s *selection) bool { return s.name == "__schema" || s.name == "__type" }) {
+			h.writeErrors(w, r, http.StatusBadRequest, requestError(CodeValidationFailed, "__schema and __type can be selected at the root of a query only, not of a mutation"))
+			return
+		}
 		need = []string{scope.AccountWrite}
 		if readsMutationResults(doc, op.sels) {
 			need = []string{scope.AccountRead, scope.AccountWrite}
