@@ -356,7 +356,7 @@ type AccountSettingsUpdate struct {
 	// MailFromAddress An e-mail address, or empty for the platform's.
 	MailFromAddress *string `json:"mailFromAddress,omitempty"`
 
-	// MailFromName Empty to use the site's name.
+	// MailFromName One line; empty to use the site's name. Any quotes or backslashes are quoted in the From header; a name with letters outside ASCII cannot also hold a backslash (422).
 	MailFromName      *string `json:"mailFromName,omitempty"`
 	SignUp            *bool   `json:"signUp,omitempty"`
 	StaffSecondFactor *bool   `json:"staffSecondFactor,omitempty"`

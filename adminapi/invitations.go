@@ -48,7 +48,10 @@ func (h *Handler) invite(ctx context.Context, email string, role Role) (Invitati
 	if err != nil {
 		return Invitation{}, "", err
 	}
-	inv, err := h.platform.Invite(ctx, site, email, string(role), by, h.now())
+	inv, err := h.platform.Invite(ctx, site, email, string(role), by, callerOf(ctx).roles, h.now())
+	if errors.Is(err, platform.ErrOwnerOnly) {
+		return Invitation{}, "", errForbidden(strings.TrimPrefix(err.Error(), platform.ErrOwnerOnly.Error()+": "))
+	}
 	if errors.Is(err, platform.ErrMailLimited) {
 		return Invitation{}, "", errMailLimited()
 	}

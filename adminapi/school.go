@@ -2,7 +2,9 @@ package adminapi
 
 import (
 	"context"
+	"errors"
 
+	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage"
 )
 
@@ -52,7 +54,10 @@ func (h *Handler) UpdateSchool(ctx context.Context, req UpdateSchoolRequestObjec
 		s.SetAccounts(acct)
 	}
 	var f fields
-	f.text("accounts.mailFromName", acct.MailFromName, 0, 200, true)
+	f.text("accounts.mailFromName", acct.MailFromName, 0, 200, false)
+	if errors.Is(platform.CheckMailFromName(acct.MailFromName), platform.ErrSenderName) {
+		f.add("accounts.mailFromName", "cannot be written in a From header; with letters outside ASCII, leave out the backslash")
+	}
 	if acct.MailFromAddress != "" {
 		f.email("accounts.mailFromAddress", acct.MailFromAddress)
 	}

@@ -100,16 +100,25 @@ func Price(lang string, minor int64, currency string) string {
 }
 
 // In describes a future moment t relative to now in lang: "in 5 minutes",
-// "in 3 hours" (up to two days), "in 7 days".
+// "in 3 hours" (up to two days), "in 7 days". Each count is rounded to the
+// nearest unit (at least one minute): a page is read a moment after the
+// moment was set, and a 7-day link read then expires "in 7 days", not in
+// 6 (truncating did that). The unit is chosen on the rounded count, so
+// 59.5 minutes is "in 1 hour", never "in 60 minutes".
 func In(lang string, now, t time.Time) string {
 	d := t.Sub(now)
-	switch {
-	case d < time.Hour:
-		return TN(lang, "time.in_minutes", max(1, int(d/time.Minute)))
-	case d < 48*time.Hour:
-		return TN(lang, "time.in_hours", int(d/time.Hour))
+	if m := max(1, roundTo(d, time.Minute)); m < 60 {
+		return TN(lang, "time.in_minutes", m)
 	}
-	return TN(lang, "time.in_days", int(d/(24*time.Hour)))
+	if h := roundTo(d, time.Hour); h < 48 {
+		return TN(lang, "time.in_hours", h)
+	}
+	return TN(lang, "time.in_days", roundTo(d, 24*time.Hour))
+}
+
+// roundTo is d in units of unit, rounded to the nearest (halves up).
+func roundTo(d, unit time.Duration) int {
+	return int(d.Round(unit) / unit)
 }
 
 // Duration says how long a wait is in lang, rounded up to whole minutes

@@ -207,3 +207,33 @@ func TestCatalogsLoadOnFirstUse(t *testing.T) {
 		t.Errorf("first use in parallel: %s", e)
 	}
 }
+
+// A moment ahead is counted to the nearest unit: a 7-day link read a
+// moment after it was sent expires "in 7 days" (truncating said 6), and
+// the unit follows the rounded count (never "in 60 minutes").
+func TestIn(t *testing.T) {
+	now := time.Date(2026, time.March, 3, 14, 5, 0, 0, time.UTC)
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{7*24*time.Hour - 2*time.Second, "in 7 days"},
+		{7 * 24 * time.Hour, "in 7 days"},
+		{6*24*time.Hour + 13*time.Hour, "in 7 days"},
+		{6*24*time.Hour + 11*time.Hour, "in 6 days"},
+		{48*time.Hour - time.Second, "in 2 days"},
+		{47*time.Hour + 20*time.Minute, "in 47 hours"},
+		{24 * time.Hour, "in 24 hours"},
+		{60*time.Minute - 10*time.Second, "in 1 hour"},
+		{89 * time.Minute, "in 1 hour"},
+		{30*time.Minute - time.Second, "in 30 minutes"},
+		{10 * time.Second, "in 1 minute"},
+	} {
+		if got := In("en", now, now.Add(c.d)); got != c.want {
+			t.Errorf("In(%s) = %q, want %q", c.d, got, c.want)
+		}
+	}
+	if got := In("de", now, now.Add(7*24*time.Hour-time.Second)); got != "in 7 Tagen" {
+		t.Errorf("In(de) = %q", got)
+	}
+}

@@ -30,9 +30,13 @@ type Transport interface {
 // and no List-Unsubscribe (these are transactional messages).
 func message(m *storage.OutboxMessage, opts ...gomail.MsgOption) (*gomail.Msg, error) {
 	msg := gomail.NewMsg(append([]gomail.MsgOption{gomail.WithNoDefaultUserAgent()}, opts...)...)
-	if err := msg.FromFormat(m.FromName, m.FromAddr); err != nil {
+	// Not FromFormat: it pastes the name between quotes unescaped, so a
+	// name with a backslash or a quote failed every message of the site.
+	from, err := fromHeader(m.FromName, m.FromAddr)
+	if err != nil {
 		return nil, fmt.Errorf("mail: sender %q: %w", m.FromAddr, err)
 	}
+	msg.FromMailAddress(from)
 	if err := msg.To(m.ToAddr); err != nil {
 		return nil, fmt.Errorf("mail: recipient: %w", err)
 	}

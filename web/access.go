@@ -136,8 +136,13 @@ func (h *Handler) handleForm(pattern string, level access, maxBytes int64, multi
 			if err != nil {
 				var tooLarge *http.MaxBytesError
 				if errors.As(err, &tooLarge) {
+					// Only an upload form has a file to make smaller.
+					next := "Go back, shorten what you entered and try again."
+					if multipart {
+						next = "Go back and try a smaller file."
+					}
 					h.problem(w, r, rq, http.StatusRequestEntityTooLarge, "Too large",
-						h.t(r, rq, "web.access.too_large", "Size", byteSize(maxBytes)), "Go back and try a smaller file.")
+						h.t(r, rq, "web.access.too_large", "Size", byteSize(maxBytes)), next)
 					return
 				}
 				h.problem(w, r, rq, http.StatusBadRequest, "Form not accepted",

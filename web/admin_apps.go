@@ -296,6 +296,11 @@ func (h *Handler) renderApp(w http.ResponseWriter, r *http.Request, rq *request,
 	d.chrome = chromeFor(rq, "admin", "apps")
 	if form != nil {
 		d.Form, d.Errors = *form, *errs
+		if !v.Confidential && d.Errors.ResourceServer != "" && d.Errors.Form == "" {
+			// A public application's page has no resource-server field to
+			// mark (only a crafted request sets it): the form says why.
+			d.Errors.Form, d.Errors.ResourceServer = d.Errors.ResourceServer, ""
+		}
 	} else {
 		d.Form = appForm{Name: c.Name, RedirectURIs: strings.Join(c.RedirectURIs, "\n"), ResourceServer: c.ResourceServer}
 	}

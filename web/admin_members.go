@@ -27,6 +27,9 @@ type invitationRow struct {
 	Expired            bool
 	ResendURL, Revoke  string
 	ResendID, RevokeID string
+	// Manage: the person may resend and revoke it (an invitation to be
+	// an owner is an owner's; invitationOf refuses the others).
+	Manage bool
 }
 
 type membersData struct {
@@ -51,13 +54,21 @@ func (h *Handler) members(w http.ResponseWriter, r *http.Request, rq *request) {
 
 func (h *Handler) renderMembers(w http.ResponseWriter, r *http.Request, rq *request, status int, form inviteForm, f *flash) {
 	ctx := r.Context()
-	offset, _ := pageOffset(r.URL.Query().Get("page"))
+	q := r.URL.Query()
+	// Only the page is read; a page number past the end shows the last page.
+	offset, _ := pageOffset(q.Get("page"))
 	rows, total, err := h.store.ListMembers(ctx, rq.site.ID, "", storage.Page{After: int64(offset), Limit: pageSize})
 	if err != nil {
 		h.fail(w, r, rq, err)
 		return
 	}
-	_, _, p := paginate(total, r.URL.Query().Get("page"), membersPath, r.URL.Query())
+	from, _, p := paginate(total, q.Get("page"), membersPath, q)
+	if from != offset {
+		if rows, _, err = h.store.ListMembers(ctx, rq.site.ID, "", storage.Page{After: int64(from), Limit: pageSize}); err != nil {
+			h.fail(w, r, rq, err)
+			return
+		}
+	}
 	d := membersData{chrome: chromeFor(rq, "admin", "members"), Pager: p, Form: form,
 		Owner: slices.Contains(rq.roles, storage.RoleOwner)}
 	d.Roles = []string{storage.RoleStudent, storage.RoleLecturer, storage.RoleAdmin}
@@ -76,7 +87,7 @@ func (h *Handler) renderMembers(w http.ResponseWriter, r *http.Request, rq *requ
 	for _, inv := range invs {
 		id := strconv.FormatInt(inv.ID, 10)
 		d.Invitations = append(d.Invitations, invitationRow{ID: inv.ID, Email: inv.Email, Role: inv.Role,
-			Sent: h.when(inv.SentAt), Expires: h.until(inv.ExpiresAt), Expired: !inv.Pending(now),
+			Sent: h.when(inv.SentAt), Expires: h.until(inv.ExpiresAt), Expired: !inv.Pending(now), Manage: mayManageInvitation(&inv, rq.roles),
 			ResendURL: membersPath + "/invitations/" + id + "/resend", Revoke: membersPath + "/invitations/" + id + "/revoke"})
 	}
 	h.render(w, r, rq, status, "admin_members", "Members", d, f)
@@ -123,7 +134,11 @@ func (h *Handler) memberInvite(w http.ResponseWriter, r *http.Request, rq *reque
 		h.audit(r, rq, "role.granted", "user:"+u.ID, map[string]any{"role": form.Role})
 		_ = h.setFlash(ctx, rq, flash{Kind: "ok", Message: h.t(r, rq, "web.members.granted", "Email", email, "Role", h.t(r, rq, "role."+form.Role), "Site", rq.site.Name)})
 	case errors.Is(err, storage.ErrNotFound):
-		inv, err := h.platform.Invite(ctx, rq.stored, email, form.Role, rq.user, h.now())
+		inv, err := h.platform.Invite(ctx, rq.stored, email, form.Role, rq.user, rq.roles, h.now())
+		if errors.Is(err, platform.ErrOwnerOnly) {
+			bad(http.StatusForbidden, "Only an owner can change an invitation to be an owner.")
+			return
+		}
 		if errors.Is(err, platform.ErrMailLimited) {
 			bad(http.StatusTooManyRequests, "This address got several invitations in the last hour. Try again later.")
 			return
@@ -154,11 +169,18 @@ func (h *Handler) invitationOf(w http.ResponseWriter, r *http.Request, rq *reque
 		h.notFound(w, r, rq)
 		return nil
 	}
-	if inv.Role == storage.RoleOwner && !slices.Contains(rq.roles, storage.RoleOwner) {
+	if !mayManageInvitation(inv, rq.roles) {
 		h.forbidden(w, r, rq, "Only an owner can manage an invitation to be an owner.", "")
 		return nil
 	}
 	return inv
+}
+
+// mayManageInvitation says whether someone with roles may resend or revoke
+// inv: managing an invitation to be an owner is an owner's, as granting
+// the role is.
+func mayManageInvitation(inv *storage.Invitation, roles []string) bool {
+	return inv.Role != storage.RoleOwner || slices.Contains(roles, storage.RoleOwner)
 }
 
 // invitationResend serves POST /admin/members/invitations/{id}/resend.

@@ -19,8 +19,9 @@ type settingsData struct {
 	Accounts storage.AccountSettings
 	// MailFrom is what the site's mail shows as sender now.
 	MailFrom string
-	Error    string
-	Limits   []limitRow
+	// Errors say why the accounts form was refused.
+	Errors accountErrors
+	Limits []limitRow
 	// LimitsError says why the limits were not saved.
 	LimitsError string
 	// Colors are the appearance form's fields; AppearanceError says why
@@ -126,14 +127,19 @@ func (h *Handler) settingsPage(rq *request) settingsData {
 		MailFrom: from.Name + " <" + from.Address + ">", Limits: h.limitRows(rq, nil, nil)}
 }
 
-func (h *Handler) renderSettings(w http.ResponseWriter, r *http.Request, rq *request, status int, a storage.AccountSettings, errMsg string, f *flash) {
+// accountErrors say why the accounts form was refused, next to the field.
+type accountErrors struct {
+	Name, Address string
+}
+
+func (h *Handler) renderSettings(w http.ResponseWriter, r *http.Request, rq *request, status int, a storage.AccountSettings, errs accountErrors, f *flash) {
 	d := h.settingsPage(rq)
 	if app, err := h.store.Appearance(r.Context(), rq.site.ID); err == nil {
 		d.Colors = colorFields(app)
 	} else {
 		d.Colors = colorFields(storage.DefaultAppearance(rq.site.ID))
 	}
-	d.Accounts, d.Error = a, errMsg
+	d.Accounts, d.Errors = a, errs
 	h.render(w, r, rq, status, "admin_settings", "Settings", d, f)
 }
 
@@ -146,14 +152,18 @@ func (h *Handler) accountSettings(w http.ResponseWriter, r *http.Request, rq *re
 		MailFromName:    strings.TrimSpace(r.PostFormValue("mail_from_name")),
 		MailFromAddress: strings.TrimSpace(r.PostFormValue("mail_from_address")),
 	}
-	if len(a.MailFromName) > 200 || strings.ContainsAny(a.MailFromName, "\r\n") {
-		h.renderSettings(w, r, rq, http.StatusUnprocessableEntity, a, "The sender name must be one line of at most 200 characters.", nil)
+	switch err := platform.CheckMailFromName(a.MailFromName); {
+	case errors.Is(err, platform.ErrSenderName):
+		h.renderSettings(w, r, rq, http.StatusUnprocessableEntity, a, accountErrors{Name: "Mail cannot carry this sender name. With letters outside ASCII, leave out the backslash (\\)."}, nil)
+		return
+	case err != nil:
+		h.renderSettings(w, r, rq, http.StatusUnprocessableEntity, a, accountErrors{Name: "The sender name must be one line of at most 200 characters."}, nil)
 		return
 	}
 	if a.MailFromAddress != "" {
 		addr, err := platform.NormalizeEmail(a.MailFromAddress)
 		if err != nil {
-			h.renderSettings(w, r, rq, http.StatusUnprocessableEntity, a, "The sender address must be an e-mail address, or empty.", nil)
+			h.renderSettings(w, r, rq, http.StatusUnprocessableEntity, a, accountErrors{Address: "The sender address must be an e-mail address, or empty."}, nil)
 			return
 		}
 		a.MailFromAddress = addr

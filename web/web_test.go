@@ -92,9 +92,11 @@ func TestEveryPageRenders(t *testing.T) {
 			[]string{`name="confirm" value="yes"`, `name="client_id" value="lct_x"`, `class="danger"`}},
 		"web_problem": {problemData{chrome: admin, Message: "Nope", Links: []link{{"Home", "/admin"}}}, []string{"Nope"}},
 		"admin_members": {membersData{chrome: admin, Members: []memberRow{{Name: "Sam", Email: "s@x", Roles: []string{"student"}, Since: ago}},
-			Invitations: []invitationRow{{ID: 3, Email: "new@x", Role: "lecturer", Sent: ago, Expires: ago, ResendURL: "/admin/members/invitations/3/resend", Revoke: "/admin/members/invitations/3/revoke"}},
-			Form:        inviteForm{Role: "student", Error: "Enter an e-mail address."}, Roles: []string{"student", "owner"}},
-			[]string{`action="/admin/members/invitations/3/resend"`, `href="/admin/members/invitations/3/revoke"`, "new@x", "Enter an e-mail address.", `<option value="student" selected>`}},
+			Invitations: []invitationRow{{ID: 3, Email: "new@x", Role: "lecturer", Sent: ago, Expires: ago, ResendURL: "/admin/members/invitations/3/resend", Revoke: "/admin/members/invitations/3/revoke", Manage: true},
+				{ID: 4, Email: "boss@x", Role: "owner", Sent: ago, Expires: ago, ResendURL: "/admin/members/invitations/4/resend", Revoke: "/admin/members/invitations/4/revoke"}},
+			Form: inviteForm{Role: "student", Error: "Enter an e-mail address."}, Roles: []string{"student", "owner"}},
+			[]string{`action="/admin/members/invitations/3/resend"`, `href="/admin/members/invitations/3/revoke"`, "new@x", "Enter an e-mail address.", `<option value="student" selected>`,
+				"boss@x", "Only an owner can resend or revoke an invitation to be an owner."}},
 		"account_email": {emailData{chrome: chromeFor(rq, "account", "email"), Email: "owner@example.test", Verified: true, Error: "Your current password is wrong."},
 			[]string{`id="current-email">owner@example.test`, "verified", "Your current password is wrong.", `name="new_email"`}},
 		"account_security": {securityData{chrome: chromeFor(rq, "account", "security"), Required: true, Continue: "/admin", PasskeysAvailable: true,
@@ -334,5 +336,36 @@ func TestDeviceAndPlaceForPeople(t *testing.T) {
 		if got := placeOf("en", c.ip, c.here); got != c.want {
 			t.Errorf("placeOf(%q, %q) = %q; want %q", c.ip, c.here, got, c.want)
 		}
+	}
+}
+
+// An invitation to be an owner is an owner's to resend or revoke: other
+// operators see neither button on its row (the routes refuse them too).
+func TestOwnerInvitationActionsOnlyForOwners(t *testing.T) {
+	h := testHandler(t)
+	inv := storage.Invitation{ID: 4, Email: "boss@x", Role: storage.RoleOwner}
+	for _, c := range []struct {
+		roles  []string
+		manage bool
+	}{
+		{[]string{storage.RoleOwner}, true},
+		{[]string{storage.RoleAdmin}, false},
+		{[]string{storage.RoleAdmin, storage.RoleLecturer}, false},
+	} {
+		if got := mayManageInvitation(&inv, c.roles); got != c.manage {
+			t.Errorf("%v may manage an owner invitation: %v, want %v", c.roles, got, c.manage)
+		}
+		rq := testRequest(c.roles...)
+		d := membersData{chrome: chromeFor(rq, "admin", "members"), Invitations: []invitationRow{{ID: 4, Email: "boss@x", Role: storage.RoleOwner,
+			ResendURL: "/admin/members/invitations/4/resend", Revoke: "/admin/members/invitations/4/revoke", Manage: c.manage}}}
+		w := httptest.NewRecorder()
+		h.render(w, httptest.NewRequest(http.MethodGet, "/admin/members", nil), rq, http.StatusOK, "admin_members", "Members", d, nil)
+		body := w.Body.String()
+		if shown := strings.Contains(body, "/admin/members/invitations/4/resend") || strings.Contains(body, "/admin/members/invitations/4/revoke"); shown != c.manage {
+			t.Errorf("%v: Resend/Revoke shown: %v, want %v", c.roles, shown, c.manage)
+		}
+	}
+	if !mayManageInvitation(&storage.Invitation{Role: storage.RoleStudent}, []string{storage.RoleAdmin}) {
+		t.Error("an admin may not manage a student invitation")
 	}
 }

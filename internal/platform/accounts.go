@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lectern/lectern/i18n"
 	lmail "github.com/lectern/lectern/mail"
@@ -60,6 +61,28 @@ func (p *Platform) wake() {
 		p.Mail.Wake()
 	}
 }
+
+// CheckMailFromName says what is wrong with a site's sender name (the
+// mail_from_name setting), if anything. Empty is the site's name. A name
+// is text (one line, no control characters, valid UTF-8) of at most 200
+// characters, and must read back as itself from the From header the
+// transport writes (lmail.SenderNameWorks): the transport quotes names
+// itself, so only what no header can carry is refused.
+func CheckMailFromName(name string) error {
+	switch {
+	case name == "":
+		return nil
+	case !isText(name) || utf8.RuneCountInString(name) > maxName:
+		return fmt.Errorf("%w: mail sender name must be one line of text of at most %d characters", ErrInvalid, maxName)
+	case !lmail.SenderNameWorks(name):
+		return fmt.Errorf("%w: %w", ErrInvalid, ErrSenderName)
+	}
+	return nil
+}
+
+// ErrSenderName: a sender name that is text, but that no From header
+// carries as itself.
+var ErrSenderName = errors.New("mail sender name cannot be written in a From header (with letters outside ASCII, leave out the backslash)")
 
 // SenderOf is the From of a site's mail: its own name and address when set
 // (site settings), else the site's name and the platform's address.

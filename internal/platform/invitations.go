@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,11 +13,20 @@ import (
 	"github.com/lectern/lectern/tenant"
 )
 
+// ErrOwnerOnly: the change is an owner's to make, and the person asking
+// holds no owner role at the site. Making someone an owner is one; so is
+// changing an invitation to be an owner, since sending it again with
+// another role would take the role and the link away from the person an
+// owner invited.
+var ErrOwnerOnly = errors.New("only an owner may do this")
+
 // Invite invites email to site with role, or, when a pending invitation of
 // that address exists, sends it again with the new role (a fresh link; the
-// old one stops working). The caller has checked that no account has the
-// address.
-func (p *Platform) Invite(ctx context.Context, site *storage.Site, email, role string, inviter *storage.User, now time.Time) (*storage.Invitation, error) {
+// old one stops working). inviterRoles are the inviter's roles at the site:
+// an invitation to be an owner, new or pending (expired or not), is an
+// owner's to send or change (ErrOwnerOnly). The caller has checked that no
+// account has the address.
+func (p *Platform) Invite(ctx context.Context, site *storage.Site, email, role string, inviter *storage.User, inviterRoles []string, now time.Time) (*storage.Invitation, error) {
 	email, err := NormalizeEmail(email)
 	if err != nil {
 		return nil, err
@@ -24,9 +34,16 @@ func (p *Platform) Invite(ctx context.Context, site *storage.Site, email, role s
 	if !storage.ValidRole(role) {
 		return nil, fmt.Errorf("%w: role %q is not one of owner, admin, lecturer, student", ErrInvalid, role)
 	}
+	owner := slices.Contains(inviterRoles, storage.RoleOwner)
+	if role == storage.RoleOwner && !owner {
+		return nil, fmt.Errorf("%w: only an owner may invite someone to be an owner", ErrOwnerOnly)
+	}
 	existing, err := p.Store.PendingInvitationByEmail(ctx, site.ID, email)
 	switch {
 	case err == nil:
+		if existing.Role == storage.RoleOwner && !owner {
+			return nil, fmt.Errorf("%w: the pending invitation of this address is to be an owner; only an owner may change it", ErrOwnerOnly)
+		}
 		return p.renew(ctx, site, existing.ID, email, role, inviter, now)
 	case !errors.Is(err, storage.ErrNotFound):
 		return nil, err
@@ -45,6 +62,9 @@ func (p *Platform) Invite(ctx context.Context, site *storage.Site, email, role s
 		if errors.Is(err, storage.ErrConflict) {
 			// Another request invited the same address a moment ago.
 			if again, gerr := p.Store.PendingInvitationByEmail(ctx, site.ID, email); gerr == nil {
+				if again.Role == storage.RoleOwner && !owner {
+					return nil, fmt.Errorf("%w: the pending invitation of this address is to be an owner; only an owner may change it", ErrOwnerOnly)
+				}
 				return again, nil
 			}
 		}

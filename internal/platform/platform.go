@@ -383,8 +383,8 @@ func validateSite(s *storage.Site) error {
 			return fmt.Errorf("%w: mail sender address %q is not an e-mail address", ErrInvalid, a.MailFromAddress)
 		}
 	}
-	if strings.ContainsAny(s.Accounts().MailFromName, "\r\n") {
-		return fmt.Errorf("%w: mail sender name must be one line", ErrInvalid)
+	if err := CheckMailFromName(s.Accounts().MailFromName); err != nil {
+		return err
 	}
 	if !s.RegistrationVariant.Valid() {
 		return fmt.Errorf("%w: registration variant %q must be A or B", ErrInvalid, s.RegistrationVariant)
