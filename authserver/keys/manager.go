@@ -210,10 +210,16 @@ func (m *Manager) CreateRing(ctx context.Context, site tenant.ID) (*storage.Site
 // Rotate adds a "next" key to the site's ring that starts signing after
 // activateIn: a negative activateIn means the PrePublish delay, 0 means at
 // once. When it activates, the key that signed until then is retired and
-// stays published for Retain.
+// stays published for Retain. It refuses (ErrWrongKEK) to seal a key for a
+// site whose ring the configured key-encryption keys did not seal.
 func (m *Manager) Rotate(ctx context.Context, site tenant.ID, activateIn time.Duration) (*storage.SiteKey, error) {
 	if activateIn < 0 {
 		activateIn = m.prePublish
+	}
+	// A key sealed under a KEK the other replicas do not hold would take
+	// the site's signing down once it activates.
+	if err := m.CheckKEK(ctx, site); err != nil {
+		return nil, err
 	}
 	now := time.Now()
 	k, err := m.newKey(site, storage.KeyNext, now, now.Add(activateIn))

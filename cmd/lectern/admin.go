@@ -35,6 +35,9 @@ func adminCommand(ctx context.Context, env *cmdEnv, name string, h help, args []
 	if err := fs.parse(args); err != nil {
 		return err
 	}
+	if err := cfg.checkConnection(fs); err != nil {
+		return err
+	}
 	// Commands print their own results; warnings still follow the
 	// deployment's log format.
 	cfg.LogLevel, cfg.LogFormat = "warn", env.getenv("LECTERN_LOG_FORMAT")
@@ -90,6 +93,9 @@ func runMigrate(ctx context.Context, env *cmdEnv, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
+	if err := cfg.checkConnection(fs); err != nil {
+		return err
+	}
 	logger, err := cfg.logger(os.Stderr)
 	if err != nil {
 		return err
@@ -130,7 +136,7 @@ func runSeed(ctx context.Context, env *cmdEnv, args []string) error {
 				}
 				return err
 			}
-			printBanner(env.stdout, port)
+			printBanner(env.stdout, port, "Created the demo sites; 'lectern serve' on port "+strconv.Itoa(port)+" serves them")
 			return nil
 		})
 }
@@ -258,6 +264,7 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 			func(fs *cmdFlags) {
 				fs.StringVar(&slug, "slug", "", "short name (lower-case letters, digits, '-')")
 				siteFlags(fs)
+				fs.require("slug", "name", "origin")
 			},
 			func(a *server.App, _ *cmdFlags) error {
 				s := &storage.Site{Slug: slug, Name: name, Origin: origin, Aliases: aliases,
@@ -267,8 +274,14 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 				if err := platform.SetKeyRotationDays(s, rotationDays); err != nil {
 					return err
 				}
-				if err := a.Platform.CreateSite(ctx, s); err != nil {
+				if err := checkSiteWrite(ctx, a, s); err != nil {
 					return err
+				}
+				if err := checkKEK(ctx, a); err != nil {
+					return err
+				}
+				if err := a.Platform.CreateSite(ctx, s); err != nil {
+					return siteConflict(ctx, a, s, err)
 				}
 				return printResult(env.stdout, asJSON, toSiteJSON(s), fmt.Sprintf("created site %s (id %d) at %s", s.Slug, s.ID, s.Origin))
 			})
@@ -280,8 +293,9 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 				"lectern site update --site academy --limit token_per_client=120 --limit mcp_requests_per_site="},
 		}, args,
 			func(fs *cmdFlags) {
-				fs.StringVar(&ref, "site", "", "site slug or ID")
+				fs.StringVar(&ref, "site", "", siteRefUsage)
 				fs.StringVar(&slug, "slug", "", "new slug")
+				fs.require("site")
 				fs.BoolVar(&clearAliases, "clear-aliases", false, "remove every alias (before adding --alias ones)")
 				fs.Var(&limitSets, "limit", "`name=value`: the site's value of a limit, which its operators then cannot change; name= hands it back to them (repeatable; "+limitNames()+")")
 				siteFlags(fs)
@@ -329,12 +343,20 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 				if clearAliases {
 					s.Aliases = nil
 				}
-				s.Aliases = append(s.Aliases, aliases...)
+				// Adding an alias the site has already changes nothing.
+				for _, al := range aliases {
+					if !slices.ContainsFunc(s.Aliases, func(h string) bool { return strings.EqualFold(h, al) }) {
+						s.Aliases = append(s.Aliases, al)
+					}
+				}
 				if err := applyLimitFlags(s, limitSets); err != nil {
 					return err
 				}
-				if err := a.Platform.UpdateSite(ctx, s); err != nil {
+				if err := checkSiteWrite(ctx, a, s); err != nil {
 					return err
+				}
+				if err := a.Platform.UpdateSite(ctx, s); err != nil {
+					return siteConflict(ctx, a, s, err)
 				}
 				return printResult(env.stdout, asJSON, toSiteJSON(s), fmt.Sprintf("updated site %s (id %d)", s.Slug, s.ID))
 			})
@@ -394,12 +416,23 @@ func runUser(ctx context.Context, env *cmdEnv, args []string) error {
 		func(fs *cmdFlags) {
 			fs.StringVar(&email, "email", "", "e-mail address (unique, case-insensitive)")
 			fs.StringVar(&name, "name", "", "name")
-			fs.StringVar(&picture, "picture", "", "picture URL")
+			fs.StringVar(&picture, "picture", "", "picture URL: https (http only for a loopback host); empty: the avatar the site generates")
 			fs.StringVar(&pw, "password", "", "password (prefer --password-stdin: flags show in ps)")
 			fs.BoolVar(&pwStdin, "password-stdin", false, "read the password from the first line of stdin")
 			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
+			fs.require("email", "name")
+			fs.oneOf("password", "password-stdin")
 		},
-		func(a *server.App, _ *cmdFlags) error {
+		func(a *server.App, fs *cmdFlags) error {
+			// Invitations, sign-up and password reset read addresses with
+			// NormalizeEmail; an account they cannot find is no account.
+			addr, err := platform.NormalizeEmail(email)
+			if err != nil {
+				return err
+			}
+			if err := platform.CheckPicture(picture); err != nil {
+				return err
+			}
 			if pwStdin {
 				line, err := bufio.NewReader(os.Stdin).ReadString('\n')
 				if err != nil && !errors.Is(err, io.EOF) {
@@ -407,7 +440,10 @@ func runUser(ctx context.Context, env *cmdEnv, args []string) error {
 				}
 				pw = strings.TrimRight(line, "\r\n")
 			}
-			u, err := a.Platform.CreateUser(ctx, email, name, picture, pw)
+			u, err := a.Platform.CreateUser(ctx, addr, name, picture, pw)
+			if errors.Is(err, storage.ErrConflict) {
+				return fmt.Errorf("a user with the e-mail address %s exists already", addr)
+			}
 			if err != nil {
 				return err
 			}
@@ -431,21 +467,37 @@ func runRole(ctx context.Context, env *cmdEnv, args []string) error {
 		examples: []string{"lectern role " + sub + " --site academy --user ada@example.com --role owner"},
 	}, args,
 		func(fs *cmdFlags) {
-			fs.StringVar(&ref, "site", "", "site slug or ID")
+			fs.StringVar(&ref, "site", "", siteRefUsage)
 			fs.StringVar(&email, "user", "", "the user's e-mail address")
 			fs.StringVar(&role, "role", "", "owner, admin, lecturer or student")
 			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
+			fs.require("site", "user", "role")
 		},
 		func(a *server.App, _ *cmdFlags) error {
 			s, err := siteByRef(ctx, a, ref)
 			if err != nil {
 				return err
 			}
+			if !storage.ValidRole(role) {
+				return fmt.Errorf("role %q is not one of owner, admin, lecturer, student", role)
+			}
+			addr, err := platform.NormalizeEmail(email)
+			if err != nil {
+				return err
+			}
+			if _, err := a.Store.UserByEmail(ctx, addr); errors.Is(err, storage.ErrNotFound) {
+				return fmt.Errorf("no user has the e-mail address %s (lectern user create)", addr)
+			} else if err != nil {
+				return err
+			}
 			var u *storage.User
 			if sub == "grant" {
-				u, err = a.Platform.GrantRole(ctx, s.ID, email, role)
+				u, err = a.Platform.GrantRole(ctx, s.ID, addr, role)
 			} else {
-				u, err = a.Platform.RevokeRole(ctx, s.ID, email, role)
+				u, err = a.Platform.RevokeRole(ctx, s.ID, addr, role)
+				if errors.Is(err, storage.ErrNotFound) {
+					return fmt.Errorf("%s does not hold the role %s at %s", addr, role, s.Slug)
+				}
 			}
 			if err != nil {
 				return err
@@ -478,14 +530,26 @@ func runKeys(ctx context.Context, env *cmdEnv, args []string) error {
 		examples: []string{"lectern keys rotate --site academy --activate-in 1h"},
 	}, args,
 		func(fs *cmdFlags) {
-			fs.StringVar(&ref, "site", "", "site slug or ID")
-			fs.DurationVar(&activateIn, "activate-in", time.Hour, "pre-publication delay: the new key is in the JWKS this long before it signs (0: at once)")
+			fs.StringVar(&ref, "site", "", siteRefUsage)
+			fs.DurationVar(&activateIn, "activate-in", time.Hour, fmt.Sprintf("pre-publication delay: the new key is in the JWKS this long before it signs (0: at once; at most %s)", maxActivateIn))
 			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
+			fs.require("site")
 		},
-		func(a *server.App, _ *cmdFlags) error {
+		func(a *server.App, fs *cmdFlags) error {
+			if activateIn < 0 || activateIn > maxActivateIn {
+				fmt.Fprintf(fs.Output(), "%s: --activate-in %s must be between 0s and %s\n", fs.Name(), activateIn, maxActivateIn)
+				return errUsage
+			}
 			s, err := siteByRef(ctx, a, ref)
 			if err != nil {
 				return err
+			}
+			st, err := a.Keys.Status(ctx, s.ID)
+			if err != nil {
+				return err
+			}
+			if st.Pending != "" {
+				return fmt.Errorf("site %s has a next key already: %s signs from %s; rotate again once it signs", s.Slug, st.Pending, st.PendingActivates.Format(time.RFC3339))
 			}
 			k, err := a.Platform.RotateKey(ctx, s.ID, activateIn)
 			if err != nil {
@@ -511,18 +575,55 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
-// siteByRef finds a site by slug or numeric ID.
+// siteRefUsage is the help of every --site flag.
+const siteRefUsage = "site: its slug, or its ID in decimal (a slug wins over an ID of the same digits)"
+
+// siteByRef finds the site --site names (platform.SiteByRef has the rule).
 func siteByRef(ctx context.Context, a *server.App, ref string) (*storage.Site, error) {
 	if ref == "" {
 		return nil, errors.New("--site is required (a slug or an ID)")
 	}
-	s, err := a.Store.SiteBySlug(ctx, ref)
-	if errors.Is(err, storage.ErrNotFound) {
-		var id int64
-		if _, scanErr := fmt.Sscan(ref, &id); scanErr == nil {
-			return a.Store.SiteByID(ctx, tenant.ID(id))
-		}
-		return nil, fmt.Errorf("no site %q", ref)
+	s, err := platform.SiteByRef(ctx, a.Store, ref)
+	if errors.Is(err, platform.ErrNoSite) {
+		return nil, fmt.Errorf("no site %q (give its slug or its ID)", ref)
 	}
 	return s, err
+}
+
+// maxActivateIn bounds keys rotate --activate-in: a pending key holds back
+// the rotation scheduler until it signs (docs/decisions.md, Operations).
+const maxActivateIn = 7 * 24 * time.Hour
+
+// checkSiteWrite refuses a site before it is written when a text is not
+// text, a host is malformed for the resolver, or another site holds its
+// slug or a host: the message names what collided, and the database logs
+// no failed statement.
+func checkSiteWrite(ctx context.Context, a *server.App, s *storage.Site) error {
+	if err := platform.CheckSite(s); err != nil {
+		return err
+	}
+	return a.Platform.SiteCollision(ctx, s)
+}
+
+// siteConflict turns a conflict of a site write (another writer won the
+// race after checkSiteWrite) into the message that names what collided.
+func siteConflict(ctx context.Context, a *server.App, s *storage.Site, err error) error {
+	if !errors.Is(err, storage.ErrConflict) {
+		return err
+	}
+	if named := a.Platform.SiteCollision(ctx, s); named != nil {
+		return named
+	}
+	return err
+}
+
+// checkKEK refuses to seal anything new under a key-encryption key that
+// did not seal the existing sites' keys (a mistyped LECTERN_KEK): one site's
+// ring is enough to tell.
+func checkKEK(ctx context.Context, a *server.App) error {
+	sites, err := a.Store.ListSites(ctx, 0, 1)
+	if err != nil || len(sites) == 0 {
+		return err
+	}
+	return a.Keys.CheckKEK(ctx, sites[0].ID)
 }

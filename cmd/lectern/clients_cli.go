@@ -56,7 +56,7 @@ func runClient(ctx context.Context, env *cmdEnv, args []string) error {
 		},
 	}, args,
 		func(fs *cmdFlags) {
-			fs.StringVar(&ref, "site", "", "site slug or ID")
+			fs.StringVar(&ref, "site", "", siteRefUsage)
 			fs.StringVar(&name, "name", "", "the application's name, shown on the consent page")
 			fs.Var(&redirects, "redirect-uri", "a redirect `URI`: https, or loopback http (any port) (repeatable)")
 			fs.StringVar(&audience, "audience", storage.AudienceMember, "member (the site's members' own data) or operator (administration)")
@@ -140,7 +140,7 @@ func runCIMD(ctx context.Context, env *cmdEnv, args []string) error {
 	}, args,
 		func(fs *cmdFlags) {
 			fs.StringVar(&host, "host", "", "host[:port] of Client ID Metadata Documents to accept")
-			fs.StringVar(&ref, "site", "", "only at this site (slug or ID; default: every site)")
+			fs.StringVar(&ref, "site", "", "only at this site: its slug, or its ID in decimal (default: every site)")
 			fs.BoolVar(&reviewed, "reviewed", false, "its clients are reviewed: they may get write scopes too")
 			fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
 		},

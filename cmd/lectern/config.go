@@ -42,7 +42,7 @@ func (c *config) connection(fs *cmdFlags, serving bool) {
 		fs.str(&c.DataDir, "data-dir", "LECTERN_DATA_DIR", "./data", "directory of the embedded default (database, generated KEK)")
 		fs.str(&c.KEK, "kek", "LECTERN_KEK", "", "key-encryption key: base64 of 32 bytes")
 		fs.str(&c.KEKFile, "kek-file", "LECTERN_KEK_FILE", "", "file holding the key-encryption key (base64)")
-		fs.str(&c.KEKPrevious, "kek-previous", "LECTERN_KEK_PREVIOUS", "", "previous key-encryption keys, comma-separated: rows sealed under them still open while `lectern kek rotate` re-seals them")
+		fs.str(&c.KEKPrevious, "kek-previous", "LECTERN_KEK_PREVIOUS", "", "previous key-encryption keys, comma-separated: rows sealed under them still open while 'lectern kek rotate' re-seals them")
 		fs.duration(&c.KeyRotationPeriod, "key-rotation-period", "LECTERN_KEY_ROTATION_PERIOD", 90*24*time.Hour, "how long a signing key signs before it is rotated (a site's key_rotation_days setting overrides it)")
 		fs.str(&c.RedisURL, "redis-url", "REDIS_URL", "", "Redis URL: redis://[user:pass@]host:port/db (rediss:// for TLS), a Sentinel group redis+sentinel://[user:pass@]h1:26379,h2:26379/<master>/<db>[?sentinel_password=...], or a Cluster redis+cluster://[user:pass@]h1:7000,h2:7001 (rediss+... for TLS); empty: in-memory cache (one process only)")
 		fs.str(&c.RedisPrefix, "redis-prefix", "LECTERN_REDIS_PREFIX", "", "prefix of every Redis key and channel, to share one Redis between deployments")
@@ -87,7 +87,8 @@ func (c *config) serving(fs *cmdFlags) {
 	fs.str(&c.SMTPURL, "smtp-url", "LECTERN_SMTP_URL", "", "SMTP server of the account mail: smtp://user:pass@host:port (STARTTLS when offered; ?starttls=required to insist) or smtps://... (implicit TLS); empty: each message is logged and written to <data-dir>/outbox/*.eml")
 	fs.str(&c.MailFrom, "mail-from", "LECTERN_MAIL_FROM", "no-reply@localhost", "sender address of the account mail, unless a site sets its own (lectern site update --mail-from-address)")
 	fs.integer(&c.PasswordChecks, "password-checks", "LECTERN_PASSWORD_CHECKS", runtime.GOMAXPROCS(0),
-		"argon2id threads that may run at once (a sign-in's check takes 2), shared fairly between sites; default: one per core")
+		"argon2id threads that may run at once (a sign-in's check takes 2), shared fairly between sites")
+	fs.defs["password-checks"] = "one per core"
 	fs.integer(&c.PasswordQueue, "password-queue", "LECTERN_PASSWORD_QUEUE", 4,
 		"sign-ins of one site that may wait for a password check; beyond it the sign-in page answers 503, try again")
 	fs.group("Limits (platform defaults; sites override them: lectern site update --limit, the admin API, the admin area)", func() {
@@ -110,20 +111,31 @@ func (c *config) serving(fs *cmdFlags) {
 // account's sessions once it holds more than the bound.
 const maxSessionsPerAccount = 10000
 
-func (c *config) applyLimits() error {
+func (c *config) applyLimits(fs *cmdFlags) error {
 	c.Limits.Defaults = map[limits.Name]int{}
 	for name, v := range c.limitValues {
 		if *v < 1 || *v > limits.MaxValue {
 			l, _ := limits.Lookup(string(name))
-			return fmt.Errorf("--%s must be between 1 and %d", l.Flag, limits.MaxValue)
+			return fmt.Errorf("%s must be between 1 and %d", fs.envName(l.Flag), limits.MaxValue)
 		}
 		c.Limits.Defaults[name] = *v
 	}
 	if c.Limits.CeilingFactor < 1 {
-		return errors.New("--limit-ceiling-factor must be at least 1")
+		return fmt.Errorf("%s must be at least 1", fs.envName("limit-ceiling-factor"))
 	}
 	if c.SessionsPerAccount < 1 || c.SessionsPerAccount > maxSessionsPerAccount {
-		return fmt.Errorf("--sessions-per-account must be between 1 and %d", maxSessionsPerAccount)
+		return fmt.Errorf("%s must be between 1 and %d", fs.envName("sessions-per-account"), maxSessionsPerAccount)
+	}
+	return nil
+}
+
+// checkConnection refuses settings that contradict each other: the KEK
+// given both inline and as a file (one would be ignored without a word).
+// It prints the problem and returns errUsage (exit 2).
+func (c *config) checkConnection(fs *cmdFlags) error {
+	if c.KEK != "" && c.KEKFile != "" {
+		fmt.Fprintf(fs.Output(), "%s: give the key-encryption key once: %s and %s are both set\n", fs.Name(), fs.envName("kek"), fs.envName("kek-file"))
+		return errUsage
 	}
 	return nil
 }

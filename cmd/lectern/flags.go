@@ -34,6 +34,43 @@ type cmdFlags struct {
 	// variable, its name and the built-in default: help shows those, never
 	// the value the environment supplied (it may be a secret, the KEK).
 	envs, defs map[string]string
+	// envErrs are environment values that do not parse as their flag's
+	// type; parse refuses them as it refuses the same value as a flag.
+	envErrs []string
+	// required are the flags the command cannot run without; exclusive
+	// the sets of flags of which at most one may be given.
+	required  []string
+	exclusive [][]string
+}
+
+// oneOf marks flags that are alternatives (--password | --password-stdin):
+// parse refuses a command line with more than one as a usage error.
+func (c *cmdFlags) oneOf(names ...string) { c.exclusive = append(c.exclusive, names) }
+
+// require marks flags the command cannot run without: parse refuses a
+// command line without them as a usage error (exit 2).
+func (c *cmdFlags) require(names ...string) { c.required = append(c.required, names...) }
+
+// fromEnv parses the environment value s of a flag with parse; a value
+// that does not parse is recorded, naming the variable, for parse to
+// refuse: a mistyped LECTERN_KEY_ROTATION=off must not leave the default
+// (the scheduler running) in force without a word.
+func (c *cmdFlags) fromEnv(env, s string, parse func(string) error) {
+	if s == "" {
+		return
+	}
+	if err := parse(s); err != nil {
+		c.envErrs = append(c.envErrs, fmt.Sprintf("%s=%q: %v", env, s, err))
+	}
+}
+
+// envName names a flag and its variable for messages about its value,
+// which may have come from either.
+func (c *cmdFlags) envName(name string) string {
+	if env := c.envs[name]; env != "" {
+		return "--" + name + " (" + env + ")"
+	}
+	return "--" + name
 }
 
 type flagGroup struct {
@@ -95,40 +132,54 @@ func (c *cmdFlags) strOrNone(p *string, name, env, def, usage string) {
 
 func (c *cmdFlags) boolean(p *bool, name, env string, def bool, usage string) {
 	v := def
-	if s := c.getenv(env); s != "" {
-		if b, err := strconv.ParseBool(s); err == nil {
-			v = b
+	c.fromEnv(env, c.getenv(env), func(s string) error {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return errors.New("not a boolean (true or false, 1 or 0)")
 		}
-	}
+		v = b
+		return nil
+	})
 	c.BoolVar(p, name, v, usage)
 	c.envs[name], c.defs[name] = env, strconv.FormatBool(def)
 }
 
+// duration defines an env-backed duration flag; the environment's value
+// is read as the flag reads its own, and refused as the flag refuses it.
 func (c *cmdFlags) duration(p *time.Duration, name, env string, def time.Duration, usage string) {
-	v := def
-	if d, err := time.ParseDuration(c.getenv(env)); err == nil && d > 0 {
-		v = d
-	}
-	c.DurationVar(p, name, v, usage)
-	c.envs[name], c.defs[name] = env, def.String()
+	c.durationFrom(p, name, env, def, usage)
 }
 
 // durationOrZero is duration for a setting where zero is meaningful
 // ("none"): the environment may set it to 0s.
 func (c *cmdFlags) durationOrZero(p *time.Duration, name, env string, def time.Duration, usage string) {
+	c.durationFrom(p, name, env, def, usage)
+}
+
+func (c *cmdFlags) durationFrom(p *time.Duration, name, env string, def time.Duration, usage string) {
 	v := def
-	if d, err := time.ParseDuration(c.getenv(env)); err == nil && d >= 0 {
+	c.fromEnv(env, c.getenv(env), func(s string) error {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return errors.New("not a duration (such as 90s, 5m or 24h)")
+		}
 		v = d
-	}
+		return nil
+	})
 	c.DurationVar(p, name, v, usage)
 	c.envs[name], c.defs[name] = env, def.String()
 }
 
 func (c *cmdFlags) integer(p *int, name, env string, def int, usage string) {
 	v := def
-	if n, err := strconv.Atoi(c.getenv(env)); err == nil && n > 0 {
+	c.fromEnv(env, c.getenv(env), func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return errors.New("not a whole number")
+		}
 		v = n
-	}
+		return nil
+	})
 	c.IntVar(p, name, v, usage)
 	c.envs[name], c.defs[name] = env, strconv.Itoa(def)
 }
@@ -152,6 +203,36 @@ func (c *cmdFlags) parse(args []string) error {
 	if c.NArg() > 0 {
 		fmt.Fprintf(c.Output(), "unexpected arguments: %v\nRun '%s --help' for usage.\n", c.Args(), c.Name())
 		return errUsage
+	}
+	if len(c.envErrs) > 0 {
+		for _, e := range c.envErrs {
+			fmt.Fprintf(c.Output(), "%s: environment variable %s\n", c.Name(), e)
+		}
+		return errUsage
+	}
+	set := map[string]bool{}
+	c.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var missing []string
+	for _, n := range c.required {
+		if !set[n] {
+			missing = append(missing, "--"+n)
+		}
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(c.Output(), "%s: missing %s\nRun '%s --help' for usage.\n", c.Name(), strings.Join(missing, ", "), c.Name())
+		return errUsage
+	}
+	for _, set1 := range c.exclusive {
+		var given []string
+		for _, n := range set1 {
+			if set[n] {
+				given = append(given, "--"+n)
+			}
+		}
+		if len(given) > 1 {
+			fmt.Fprintf(c.Output(), "%s: %s are alternatives; give one\n", c.Name(), strings.Join(given, " and "))
+			return errUsage
+		}
 	}
 	return nil
 }

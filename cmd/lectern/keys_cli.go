@@ -32,7 +32,7 @@ func runKeysStatus(ctx context.Context, env *cmdEnv, args []string) error {
 		examples: []string{"lectern keys status --due --within 168h --json"},
 	}, args,
 		func(fs *cmdFlags) {
-			fs.StringVar(&ref, "site", "", "one site (slug or ID)")
+			fs.StringVar(&ref, "site", "", "one site: its slug, or its ID in decimal")
 			fs.BoolVar(&due, "due", false, "only sites whose rotation is due")
 			fs.DurationVar(&within, "within", 0, "with --due: also those due within this time")
 			fs.BoolVar(&asJSON, "json", false, "print one JSON array")

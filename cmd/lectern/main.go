@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"syscall"
 )
@@ -56,6 +57,10 @@ func commands() map[string]command {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
 	getenv := func(k string) string { v, _ := lookupEnv(k); return v }
 	env := &cmdEnv{stdout: stdout, stderr: stderr, getenv: getenv, lookupEnv: lookupEnv}
+	if len(args) > 1 && args[0] == "help" {
+		// lectern help site [create] is lectern site [create] --help.
+		args = append(slices.Clone(args[1:]), "--help")
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stderr)
 		if len(args) == 0 {

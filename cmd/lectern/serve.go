@@ -34,7 +34,10 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	if err := cfg.applyLimits(); err != nil {
+	if err := cfg.checkConnection(fs); err != nil {
+		return err
+	}
+	if err := cfg.applyLimits(fs); err != nil {
 		return err
 	}
 	cfg.KeyRotationOff = !*cfg.rotationFlag
@@ -70,6 +73,13 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Bind first: a taken port is reported before the banner says the
+	// demo is being served.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 	if cfg.EmbeddedDB() {
 		if err := seedEmbedded(ctx, a, &cfg, env.stdout); err != nil {
 			return err
@@ -86,25 +96,24 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 			}
 		}()
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return err
-	}
 	return srv.Serve(ctx, ln)
 }
 
 // seedEmbedded seeds the demo on the first start of the embedded default
-// and prints where to find it.
+// and prints where to find it. The demo's origins carry the port, so
+// seeding needs a fixed one; with the seed off, or already done, any
+// --addr works (127.0.0.1:0 for tests and sidecars), and the banner is
+// printed only when the port is known.
 func seedEmbedded(ctx context.Context, a *server.App, cfg *config, out io.Writer) error {
-	port, err := cfg.port()
-	if err != nil {
-		return err
-	}
 	sites, err := a.Store.ListSites(ctx, 0, 1)
 	if err != nil {
 		return err
 	}
 	if len(sites) == 0 && cfg.DemoSeed {
+		port, err := cfg.port()
+		if err != nil {
+			return err
+		}
 		if _, err := demo.Seed(ctx, a.Platform, a.Store, port, time.Now()); err != nil {
 			return err
 		}
@@ -115,13 +124,16 @@ func seedEmbedded(ctx context.Context, a *server.App, cfg *config, out io.Writer
 	} else if err != nil {
 		return err
 	}
-	printBanner(out, port)
+	if port, err := cfg.port(); err == nil {
+		printBanner(out, port, "Lectern is serving the demo sites (embedded default: SQLite + in-memory cache under "+cfg.DataDir+")")
+	}
 	return nil
 }
 
-func printBanner(w io.Writer, port int) {
+// printBanner prints the demo's sites, users and clients under headline.
+func printBanner(w io.Writer, port int, headline string) {
 	fmt.Fprintf(w, `
-Lectern is serving the demo sites (embedded default: SQLite + in-memory cache under ./data)
+%s
 
   %-34s Variant A (vendor platforms + CIMD), id_tokens on, MCP connections beta on
   %-34s Variant B (open loopback registration), id_tokens on
@@ -138,7 +150,7 @@ Lectern is serving the demo sites (embedded default: SQLite + in-memory cache un
 
   try: curl %s/.well-known/oauth-authorization-server
 
-`, demo.AcademyOrigin(port)+"  "+demo.AcademyName, demo.OpenOrigin(port)+"  "+demo.OpenName,
+`, headline, demo.AcademyOrigin(port)+"  "+demo.AcademyName, demo.OpenOrigin(port)+"  "+demo.OpenName,
 		demo.OwnerEmail, demo.OwnerPassword, demo.LecturerEmail, demo.LecturerPassword,
 		demo.StudentEmail, demo.StudentPassword, demo.OutsiderEmail, demo.OutsiderPassword,
 		demo.MemberClientID, demo.LoopbackRedirect, demo.VendorClientName, demo.VendorClientID,

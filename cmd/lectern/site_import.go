@@ -39,10 +39,14 @@ func runSiteImport(ctx context.Context, env *cmdEnv, args []string) error {
 			fs.BoolVar(&update, "update", false, "overwrite existing sites whose line differs")
 			fs.BoolVar(&asJSON, "json", false, "print one JSON report: a result per line")
 			fs.IntVar(&workers, "workers", runtime.NumCPU(), "goroutines generating key rings")
+			fs.require("file")
 		},
 		func(a *server.App, _ *cmdFlags) error {
 			lines, err := readImportFile(file)
 			if err != nil {
+				return err
+			}
+			if err := checkKEK(ctx, a); err != nil {
 				return err
 			}
 			opts := &platform.ImportOptions{Update: update, Workers: workers}

@@ -90,6 +90,9 @@ func (p *Platform) AddVendor(ctx context.Context, name string, clientNames, redi
 	if len(clientNames) == 0 {
 		clientNames = []string{name}
 	}
+	if err := p.vendorNamesFree(ctx, append([]string{c.Name}, clientNames...)); err != nil {
+		return nil, nil, err
+	}
 	v := &storage.VendorIntegration{Name: c.Name, ClientNames: clientNames, ClientID: "vnd_" + newClientID()[4:]}
 	if err := p.Store.CreateVendorIntegration(ctx, v, c); err != nil {
 		return nil, nil, err
@@ -105,7 +108,7 @@ func (p *Platform) PurgeUnusedClients(ctx context.Context, now time.Time, maxAge
 }
 
 // AllowCIMDHost accepts Client ID Metadata Documents from host at the site
-// named by siteRef (slug; "" for every site).
+// named by siteRef (slug or ID, as SiteByRef reads it; "" for every site).
 func (p *Platform) AllowCIMDHost(ctx context.Context, host, siteRef string, reviewed bool) (*storage.CIMDHost, error) {
 	h, err := tenant.CanonicalHost(strings.ToLower(strings.TrimSpace(host)), "https")
 	if err != nil {
@@ -113,9 +116,9 @@ func (p *Platform) AllowCIMDHost(ctx context.Context, host, siteRef string, revi
 	}
 	entry := &storage.CIMDHost{Host: h, Reviewed: reviewed}
 	if siteRef != "" {
-		s, err := p.Store.SiteBySlug(ctx, siteRef)
+		s, err := SiteByRef(ctx, p.Store, siteRef)
 		if err != nil {
-			return nil, fmt.Errorf("site %q: %w", siteRef, err)
+			return nil, err
 		}
 		entry.SiteID = &s.ID
 	}
@@ -123,4 +126,26 @@ func (p *Platform) AllowCIMDHost(ctx context.Context, host, siteRef string, revi
 		return nil, err
 	}
 	return entry, nil
+}
+
+// vendorNamesFree refuses a vendor name or client_name that a registered
+// vendor already answers to: registration matches client_name against
+// every vendor's names and takes the first (authserver's registerVendor),
+// so a second vendor answering to the same name could never be reached.
+func (p *Platform) vendorNamesFree(ctx context.Context, names []string) error {
+	vendors, err := p.Store.ListVendorIntegrations(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if strings.TrimSpace(n) == "" {
+			return clientmeta.BadMetadata("client_name", "a vendor's client names must not be empty")
+		}
+		for _, v := range vendors {
+			if clientmeta.MatchVendorName(n, append([]string{v.Name}, v.ClientNames...)) {
+				return fmt.Errorf("%w: vendor %q (%s) already answers to the name %q; registration could never reach a second one", storage.ErrConflict, v.Name, v.ClientID, n)
+			}
+		}
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
@@ -83,32 +84,54 @@ type ImportOptions struct {
 const MaxImportLine = 64 << 10
 
 // ReadImportLines splits r into lines, skipping blank ones, and numbers
-// them from 1. A line longer than MaxImportLine stops the read: the file
-// is not JSON Lines.
+// them from 1 as the file does. A line longer than MaxImportLine is kept as
+// an input marked TooLong (refused on its own; the rest go on), and a UTF-8
+// byte order mark before the first line is dropped.
 func ReadImportLines(r io.Reader) ([]ImportInput, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxImportLine)
+	br := bufio.NewReaderSize(r, 64<<10)
 	var out []ImportInput
-	for n := 1; sc.Scan(); n++ {
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
+	for n := 1; ; n++ {
+		line, tooLong, err := readImportLine(br)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		if n == 1 {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+		}
+		if b := bytes.TrimSpace(line); len(b) > 0 || tooLong {
+			out = append(out, ImportInput{Line: n, Raw: bytes.Clone(b), TooLong: tooLong})
+		}
+		if err != nil {
+			return out, nil
+		}
+	}
+}
+
+// readImportLine reads one line (without its newline), at most
+// MaxImportLine bytes of it: the rest of a longer line is read and dropped.
+func readImportLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(chunk) > MaxImportLine+1 { // +1: the newline
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		out = append(out, ImportInput{Line: n, Raw: bytes.Clone(b)})
+		return bytes.TrimSuffix(line, []byte("\n")), tooLong, err
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("line %d is longer than %d bytes: not a JSON Lines site file", len(out)+1, MaxImportLine)
-		}
-		return nil, err
-	}
-	return out, nil
 }
 
 // ImportInput is one raw line and its number in the file.
 type ImportInput struct {
 	Line int
 	Raw  []byte
+	// TooLong marks a line longer than MaxImportLine (Raw is then empty).
+	TooLong bool
 }
 
 // bulkSiteStore is what an import needs of the store beyond storage.Store:
@@ -168,6 +191,11 @@ func (p *Platform) ImportSites(ctx context.Context, lines []ImportInput, opts *I
 	for i, in := range lines {
 		r := &results[i]
 		r.Line = in.Line
+		if in.TooLong {
+			r.Status, r.Reason = ImportRefused, fmt.Sprintf("the line is longer than %d bytes", MaxImportLine)
+			progress(1)
+			continue
+		}
 		site, err := parseSiteLine(in.Raw)
 		if site != nil {
 			r.Slug = site.Slug
@@ -202,6 +230,13 @@ func (p *Platform) ImportSites(ctx context.Context, lines []ImportInput, opts *I
 		n, err := p.importBatch(ctx, bulk, batch, &o)
 		progress(n)
 		if err != nil {
+			// The lines not decided yet were not imported; a new run
+			// (imports are idempotent) picks them up.
+			for i := range results {
+				if results[i].Status == "" {
+					results[i].Status, results[i].Reason = ImportRefused, "not imported: the import stopped: "+err.Error()
+				}
+			}
 			return results, err
 		}
 	}
@@ -257,7 +292,7 @@ func (p *Platform) importBatch(ctx context.Context, bulk bulkSiteStore, batch []
 		upd := *old
 		applyLine(&upd, pd.site)
 		if err := p.UpdateSite(ctx, &upd); err != nil {
-			if errors.Is(err, storage.ErrConflict) || errors.Is(err, ErrInvalid) {
+			if !storeDown(ctx, err) {
 				r.Status, r.Reason = ImportRefused, err.Error()
 				continue
 			}
@@ -269,15 +304,19 @@ func (p *Platform) importBatch(ctx context.Context, bulk bulkSiteStore, batch []
 		return decided, nil
 	}
 	err = p.createBatch(ctx, bulk, fresh, o.Workers)
-	if errors.Is(err, storage.ErrConflict) {
+	if err != nil && !storeDown(ctx, err) {
 		// Another writer took a slug or host between our check and the
-		// insert: store the batch one site at a time so that only the
-		// lines concerned are refused.
+		// insert, or the database refused a value of one line: store the
+		// batch one site at a time so that only the lines concerned are
+		// refused.
 		for _, pd := range fresh {
-			if err := p.createBatch(ctx, bulk, []*pending{pd}, o.Workers); errors.Is(err, storage.ErrConflict) {
+			switch err := p.createBatch(ctx, bulk, []*pending{pd}, o.Workers); {
+			case errors.Is(err, storage.ErrConflict):
 				pd.res.Status, pd.res.Reason = ImportRefused, "slug, origin or alias was taken by another site meanwhile"
-			} else if err != nil {
+			case err != nil && storeDown(ctx, err):
 				return decided, err
+			case err != nil:
+				pd.res.Status, pd.res.Reason = ImportRefused, "the database refused the line: "+err.Error()
 			}
 			decided++
 		}
@@ -287,6 +326,12 @@ func (p *Platform) importBatch(ctx context.Context, bulk bulkSiteStore, batch []
 		return decided, err
 	}
 	return decided + len(fresh), nil
+}
+
+// storeDown reports whether err is a failure of the store or of the run
+// rather than of one line's values: the import stops on it.
+func storeDown(ctx context.Context, err error) bool {
+	return errors.Is(err, storage.ErrUnavailable) || ctx.Err() != nil
 }
 
 // createBatch stores fresh sites with their key rings in one transaction
@@ -324,6 +369,10 @@ const SitesAdded tenant.ID = 0
 // parseSiteLine decodes and validates one line into a site in canonical
 // form. The returned site may be non-nil with an error (to report its slug).
 func parseSiteLine(raw []byte) (*storage.Site, error) {
+	if !utf8.Valid(raw) {
+		// encoding/json would turn the bytes into U+FFFD silently.
+		return nil, errors.New("the line is not UTF-8")
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var l SiteLine
@@ -366,6 +415,9 @@ func parseSiteLine(raw []byte) (*storage.Site, error) {
 		site.Aliases = []string{}
 	}
 	if err := validateSite(site); err != nil {
+		return site, errors.New(strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
+	}
+	if err := CheckSite(site); err != nil {
 		return site, errors.New(strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
 	}
 	return site, nil

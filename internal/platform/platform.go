@@ -112,6 +112,9 @@ func (p *Platform) RotateKey(ctx context.Context, site tenant.ID, activateIn tim
 // creates it (CLI, demo seed) and vouches for the address: it counts as
 // verified.
 func (p *Platform) CreateUser(ctx context.Context, email, name, picture, pw string) (*storage.User, error) {
+	if err := CheckPicture(picture); err != nil {
+		return nil, err
+	}
 	u, err := p.newUser(email, name, pw)
 	if err != nil {
 		return nil, err
@@ -163,12 +166,17 @@ func isText(s string) bool {
 
 // newUser validates and hashes a new account (not stored).
 func (p *Platform) newUser(email, name, pw string) (*storage.User, error) {
-	email = strings.TrimSpace(email)
-	if !strings.Contains(email, "@") || len(email) > 320 || !utf8.ValidString(email) {
-		return nil, fmt.Errorf("%w: email %q is not an e-mail address", ErrInvalid, email)
+	// One address check for every way an account is made (the CLI, the
+	// admin area and API, invitations, sign-up): "@" or "x@y@z" would be
+	// an account no reset link can reach.
+	email, err := NormalizeEmail(email)
+	if err != nil {
+		return nil, err
 	}
 	name = strings.TrimSpace(name)
 	if name == "" || !isText(name) {
+		// The forms show this as "Enter your name" (the catalogs key on
+		// the text), for a name that is not one line of text too.
 		return nil, fmt.Errorf("%w: name is required", ErrInvalid)
 	}
 	if utf8.RuneCountInString(name) > maxName {
@@ -389,7 +397,9 @@ func validateSite(s *storage.Site) error {
 	if !s.RegistrationVariant.Valid() {
 		return fmt.Errorf("%w: registration variant %q must be A or B", ErrInvalid, s.RegistrationVariant)
 	}
-	return nil
+	// Name, description, locale and trailing dots, for every caller (the
+	// CLI, site import, the admin API, the admin area).
+	return CheckSite(s)
 }
 
 func validSlug(s string) bool {

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/lectern/lectern/adminapi"
@@ -48,7 +51,16 @@ func Open(ctx context.Context, cfg *Config, logger *slog.Logger, o OpenOptions) 
 			a.Close()
 		}
 	}()
-	var err error
+	// The KEK is read before anything is done to the database: a command
+	// that cannot run without it (every one does) must not migrate the
+	// schema first and then fail.
+	kek, previous, err := keys.LoadKEKs(cfg.KEK, cfg.KEKPrevious, cfg.KEKFile, cfg.kekGenerateDir())
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDatabaseFile(cfg, o); err != nil {
+		return nil, err
+	}
 	a.Store, err = sqlstore.Open(ctx, cfg.EffectiveDatabaseURL(), &sqlstore.Options{Logger: logger, MaxOpenConns: cfg.DBMaxConns, TracerProvider: cfg.TracerProvider})
 	if err != nil {
 		return nil, err
@@ -74,6 +86,13 @@ func Open(ctx context.Context, cfg *Config, logger *slog.Logger, o OpenOptions) 
 		if v < need {
 			return nil, fmt.Errorf("the database schema is at version %d, this binary needs %d: run 'lectern migrate' first", v, need)
 		}
+		if v > need {
+			// The previous release serves on the new schema while a
+			// rolling upgrade lasts (docs/decisions.md, "Schema changes
+			// keep the previous release serving"); only migrate refuses.
+			logger.Warn("the database schema is newer than this binary: running as the previous release of a rolling upgrade; upgrade lectern",
+				"schema_version", v, "binary_version", need)
+		}
 	}
 	if cfg.RedisURL == "" {
 		a.Cache = cache.NewMemory(nil)
@@ -93,10 +112,6 @@ func Open(ctx context.Context, cfg *Config, logger *slog.Logger, o OpenOptions) 
 		}
 		a.Cache = rc
 	}
-	kek, previous, err := keys.LoadKEKs(cfg.KEK, cfg.KEKPrevious, cfg.KEKFile, cfg.kekGenerateDir())
-	if err != nil {
-		return nil, err
-	}
 	a.Keys, err = keys.NewManager(a.Store, kek, &keys.Options{Logger: logger, PreviousKEKs: previous, RotationPeriod: cfg.KeyRotationPeriod})
 	if err != nil {
 		return nil, err
@@ -109,6 +124,22 @@ func Open(ctx context.Context, cfg *Config, logger *slog.Logger, o OpenOptions) 
 		Mail: &platform.Mail{Templates: templates, From: cfg.MailFrom}}
 	ok = true
 	return a, nil
+}
+
+// checkDatabaseFile refuses a sqlite: URL naming a file that does not
+// exist, unless the command migrates: a command that only reads or writes
+// rows would otherwise create an empty database (and its directories) at a
+// mistyped path, and then report that its schema is out of date. The
+// embedded default creates its database under --data-dir as it always did.
+func checkDatabaseFile(cfg *Config, o OpenOptions) error {
+	path, ok := strings.CutPrefix(cfg.DatabaseURL, "sqlite:")
+	if !ok || o.Migrate || path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no database at %s: run 'lectern migrate --database-url sqlite:%s' to create one", path, path)
+	}
+	return nil
 }
 
 // openFiles opens the store of uploaded files: an S3-compatible bucket

@@ -29,18 +29,26 @@ func (g gormLogger) LogMode(logger.LogLevel) logger.Interface { return g }
 
 func (g gormLogger) Info(ctx context.Context, msg string, args ...any) {}
 
+// Warn and Error receive a printf format and its arguments from gorm
+// ("failed to initialize database, got error %v").
 func (g gormLogger) Warn(ctx context.Context, msg string, args ...any) {
-	g.l.WarnContext(ctx, "gorm: "+msg, "args", args)
+	g.l.WarnContext(ctx, "gorm: "+fmt.Sprintf(msg, args...))
 }
 
 func (g gormLogger) Error(ctx context.Context, msg string, args ...any) {
-	g.l.ErrorContext(ctx, "gorm: "+msg, "args", args)
+	g.l.ErrorContext(ctx, "gorm: "+fmt.Sprintf(msg, args...))
 }
 
 // Trace implements logger.Interface.
 func (g gormLogger) Trace(ctx context.Context, begin time.Time, fc func() (string, int64), err error) {
 	elapsed := time.Since(begin)
 	switch {
+	case err != nil && isDuplicate(err):
+		// A unique violation is storage.ErrConflict, an answer the caller
+		// maps (a taken slug, a second account for one address), not a
+		// failure: the edge reports it, once.
+		sql, _ := fc()
+		g.l.DebugContext(ctx, "sql conflict", "sql", shortSQL(sql), "duration", elapsed, "err", err)
 	case err != nil && !errors.Is(err, gorm.ErrRecordNotFound) && !errors.Is(err, context.Canceled):
 		sql, _ := fc()
 		g.l.ErrorContext(ctx, "sql failed", "sql", shortSQL(sql), "duration", elapsed, "err", err)
@@ -70,3 +78,9 @@ func (g gormLogger) ParamsFilter(ctx context.Context, sql string, params ...any)
 // Note: gorm's Scan reports its SQL through a recorder that inlines the
 // values (logger.RecorderParamsFilter, a package global we leave alone), so
 // queries of user data use Find, whose statements reach ParamsFilter.
+
+// isDuplicate reports whether err is a unique violation (mapErr's
+// storage.ErrConflict).
+func isDuplicate(err error) bool {
+	return errors.Is(err, gorm.ErrDuplicatedKey) || isPgCode(err, "23505")
+}
