@@ -10,12 +10,14 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	httphelper "github.com/zitadel/oidc/v3/pkg/http"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/lectern/lectern/authserver/clientmeta"
 	"github.com/lectern/lectern/authserver/scope"
 	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/storage"
@@ -92,7 +94,8 @@ func (s *Server) Token(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, oauthError(codeInvalidRequest, "grant_type is required"))
 		return
 	default:
-		writeOAuthError(w, oauthError(codeUnsupportedGrantType, "grant_type "+strconv.Quote(gt)+" is not supported; use authorization_code or refresh_token"))
+		// Quoted and cut: the answer must not grow with the request.
+		writeOAuthError(w, oauthError(codeUnsupportedGrantType, "grant_type "+strconv.Quote(clientmeta.Truncate(gt, 64))+" is not supported; use authorization_code or refresh_token"))
 		return
 	}
 	if clientID := r.PostForm.Get("client_id"); clientID != "" {
@@ -375,13 +378,22 @@ func (o *opServer) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.Re
 	if len(old) > 512 {
 		return nil, oauthError(codeInvalidGrant, "the refresh token is invalid")
 	}
-	requested := []string(r.Data.Scopes)
+	// The scope is split as the authorization endpoint splits it
+	// (scope.Parse: any white space), so "scope=" and a double space mean
+	// what they mean there, not an empty scope name.
+	requested := strings.Fields(strings.Join(r.Data.Scopes, " "))
 	resources := r.Form["resource"]
 	if len(requested) > 0 || len(resources) > 0 {
 		// Check narrowing before rotating: a refused request must not burn
-		// the token (its next use would look like a replay).
-		_, g, err := s.store.RefreshTokenByHash(ctx, site.ID, hashToken(old))
-		if err == nil {
+		// the token (its next use would look like a replay). Only for a
+		// live token of this client: a used, revoked or expired token, or
+		// another client's, goes on to the rotation, which revokes the
+		// grant for a replay or a theft whatever else the request asks;
+		// answering it here would skip that and tell the holder which
+		// scopes the grant has.
+		rt, g, err := s.store.RefreshTokenByHash(ctx, site.ID, hashToken(old))
+		if err == nil && rt.UsedAt == nil && rt.RevokedAt == nil && g.RevokedAt == nil &&
+			s.now().Before(rt.ExpiresAt) && g.ClientID == client.ClientID {
 			if err := checkRefreshNarrowing(site, g, requested, resources); err != nil {
 				return nil, err
 			}

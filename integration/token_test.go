@@ -121,7 +121,67 @@ func TestTokenErrors(t *testing.T) {
 				t.Fatalf("refresh after a refused narrowing: %v", err)
 			}
 		})
+		t.Run("a replay asking for a scope still revokes the grant", func(t *testing.T) {
+			f := member()
+			tok, err := f.exchange(f.authorize(demo.StudentEmail, demo.StudentPassword))
+			if err != nil {
+				t.Fatal(err)
+			}
+			next, err := f.conf.TokenSource(f.ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A wider scope (or a resource) on the replay must not turn the
+			// replay into a scope error that leaves the grant alive and
+			// tells the holder what the grant has.
+			for _, extra := range []url.Values{{"scope": {"openid account:write"}}, {"resource": {ts.open()}}} {
+				form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}, "client_id": {demo.MemberClientID}}
+				for k, v := range extra {
+					form[k] = v
+				}
+				if status, _, body := ts.postForm(t, token, form); status != 400 || body["error"] != "invalid_grant" {
+					t.Fatalf("replay with %v: %d %v; want invalid_grant", extra, status, body)
+				}
+			}
+			if _, err := f.conf.TokenSource(f.ctx, &oauth2.Token{RefreshToken: next.RefreshToken}).Token(); oauthErrorCode(err) != "invalid_grant" {
+				t.Fatalf("the rotated token after a replay with a scope: %v; want invalid_grant (grant revoked)", err)
+			}
+		})
+		t.Run("another client's refresh token asking for a scope revokes the grant", func(t *testing.T) {
+			f := member()
+			tok, err := f.exchange(f.authorize(demo.StudentEmail, demo.StudentPassword))
+			if err != nil {
+				t.Fatal(err)
+			}
+			status, _, body := ts.postForm(t, token, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken},
+				"client_id": {demo.VendorClientID}, "scope": {"openid account:write"}})
+			if status != 400 || body["error"] != "invalid_grant" {
+				t.Fatalf("%d %v; want invalid_grant", status, body)
+			}
+			if _, err := f.conf.TokenSource(f.ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); oauthErrorCode(err) != "invalid_grant" {
+				t.Fatalf("the owner's refresh after the theft: %v; want invalid_grant (grant revoked)", err)
+			}
+		})
+		t.Run("an empty or doubly spaced scope on refresh", func(t *testing.T) {
+			f := member()
+			tok, err := f.exchange(f.authorize(demo.StudentEmail, demo.StudentPassword))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt := tok.RefreshToken
+			for _, sc := range []string{"", "openid  account:read", " openid "} {
+				status, _, body := ts.postForm(t, token, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {demo.MemberClientID}, "resource": {f.origin}, "scope": {sc}})
+				if status != 200 {
+					t.Fatalf("scope %q: %d %v", sc, status, body)
+				}
+				rt, _ = body["refresh_token"].(string)
+			}
+		})
 		t.Run("unsupported grant types", func(t *testing.T) {
+			status, _, body := ts.postForm(t, token, url.Values{"grant_type": {strings.Repeat("a", 100_000)}, "client_id": {demo.MemberClientID}})
+			if d, _ := body["error_description"].(string); status != 400 || body["error"] != "unsupported_grant_type" || len(d) > 300 {
+				t.Errorf("a 100 kB grant_type: %d, %d bytes of description", status, len(d))
+			}
 			for _, gt := range []string{"urn:ietf:params:oauth:grant-type:jwt-bearer", "urn:ietf:params:oauth:grant-type:token-exchange",
 				"client_credentials", "password", "implicit", "urn:ietf:params:oauth:grant-type:device_code", "something"} {
 				status, _, body := ts.postForm(t, token, url.Values{"grant_type": {gt}, "client_id": {demo.MemberClientID}, "assertion": {"x"}})
