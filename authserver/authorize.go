@@ -2,6 +2,8 @@ package authserver
 
 import (
 	"errors"
+	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -24,24 +26,29 @@ var challengeRE = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
 
 // singleParams may appear at most once (RFC 6749 §3.1).
 var singleParams = []string{"response_type", "client_id", "redirect_uri", "scope", "state",
-	"code_challenge", "code_challenge_method", "nonce", "resource", "prompt"}
+	"code_challenge", "code_challenge_method", "nonce", "resource", "prompt", "response_mode", "max_age"}
+
+// maxAuthorizeBody bounds a POSTed authorization request: as much as a GET
+// can carry in its headers.
+const maxAuthorizeBody = 64 << 10
 
 // Authorize implements the authorization endpoint (RFC 6749 §4.1.1, RFC
-// 7636, RFC 8707, RFC 9207) for GET /oauth/authorize.
+// 7636, RFC 8707, RFC 9207, OpenID Connect Core §3.1.2.1) for GET and
+// POST /oauth/authorize.
 //
 // Errors about the client or its redirect URI are shown on an error page and
 // never redirected: the redirect target cannot be trusted. Every other error
 // is redirected to the client with error, error_description, state and iss.
 func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 	site := siteOf(r.Context())
-	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", http.MethodGet)
-		s.errorPage(w, r, site, http.StatusMethodNotAllowed, codeInvalidRequest, "The authorization endpoint takes GET requests.", "")
-		return
-	}
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, "The request's query string is malformed.", "")
+	q, problem := authorizeParams(w, r)
+	if problem != "" {
+		status := http.StatusBadRequest
+		if r.Method != http.MethodGet && r.Method != http.MethodPost {
+			w.Header().Set("Allow", "GET, POST")
+			status = http.StatusMethodNotAllowed
+		}
+		s.errorPage(w, r, site, status, codeInvalidRequest, problem, "")
 		return
 	}
 	for _, p := range []string{"client_id", "redirect_uri"} {
@@ -153,15 +160,20 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 		fail(oauthError(codeInvalidTarget, "resource must be this site's protected resource, "+site.Resource()))
 		return
 	}
-	prompt := q.Get("prompt")
-	if prompt != "" && prompt != "none" && prompt != "login" && prompt != "consent" {
-		fail(oauthError(codeInvalidRequest, "prompt must be none, login or consent"))
+	prompt, desc := parsePrompt(q.Get("prompt"))
+	if desc != "" {
+		fail(oauthError(codeInvalidRequest, desc))
+		return
+	}
+	maxAge, desc := parseMaxAge(q.Get("max_age"), q.Has("max_age"))
+	if desc != "" {
+		fail(oauthError(codeInvalidRequest, desc))
 		return
 	}
 	nonce := q.Get("nonce")
 	ar := &authRequest{
 		ClientID: client.ClientID, RedirectURI: redirectURI, Scopes: scopes, State: state, Nonce: nonce,
-		Challenge: challenge, Resource: site.Resource(), Prompt: prompt,
+		Challenge: challenge, Resource: site.Resource(), Prompt: prompt.pending(),
 	}
 	// One cache round trip: the session, and the user's profile and consent
 	// for this client.
@@ -172,12 +184,22 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 		s.unavailablePage(w, r, site, err)
 		return
 	}
-	if sess == nil || prompt == "login" {
-		if prompt == "none" {
-			fail(oauthError(codeLoginRequired, "the user is not signed in"))
+	// A new sign-in is due for prompt=login and max_age=0 whatever the
+	// session's age, and for a session authenticated before max_age
+	// allows (§3.1.2.1: "MUST attempt to actively re-authenticate").
+	reauth := sess != nil && (prompt.login || maxAge == 0 || tooOld(sess, maxAge, s.now()))
+	if reauth {
+		ar.StaleAuth = staleAuth(sess)
+	}
+	if sess == nil || reauth {
+		if prompt.none {
+			desc := "the user is not signed in"
+			if reauth {
+				desc = "the user signed in more than max_age seconds ago"
+			}
+			fail(oauthError(codeLoginRequired, desc))
 			return
 		}
-		ar.Prompt = strings.ReplaceAll(prompt, "login", "") // sign-in is being done now
 		if !s.holdPending(w, r, site, ar, sess == nil) {
 			return
 		}
@@ -220,6 +242,40 @@ func (s *Server) checkScopes(client *Client, scopes []string) string {
 	return ""
 }
 
+// authorizeParams reads the authorization request's parameters: from the
+// query of a GET, or from the form-encoded body of a POST (OpenID Connect
+// Core §3.1.2.1: "MUST support the use of the HTTP GET and POST methods").
+// A POST with a query is refused rather than merged, so that no two
+// readers of one request can see different parameters. problem is the
+// error page's message.
+func authorizeParams(w http.ResponseWriter, r *http.Request) (q url.Values, problem string) {
+	switch r.Method {
+	case http.MethodGet:
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			return nil, "The request's query string is malformed."
+		}
+		return q, ""
+	case http.MethodPost:
+		if r.URL.RawQuery != "" {
+			return nil, "A POSTed authorization request carries its parameters in the body, not in the URL."
+		}
+		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
+			return nil, "A POSTed authorization request must be form-encoded (application/x-www-form-urlencoded)."
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAuthorizeBody))
+		if err != nil {
+			return nil, "The request's form could not be read."
+		}
+		q, err := url.ParseQuery(string(body))
+		if err != nil {
+			return nil, "The request's form is malformed."
+		}
+		return q, ""
+	}
+	return nil, "The authorization endpoint takes GET and POST requests."
+}
+
 func quoteScope(s string) string {
 	if len(s) > 64 {
 		s = s[:64] + "…"
@@ -233,6 +289,12 @@ func quoteScope(s string) string {
 // (nil entries when not).
 func (s *Server) proceed(w http.ResponseWriter, r *http.Request, site *tenant.Site, client *Client, ar *authRequest, sess *session.Session, cached [][]byte) {
 	ctx := r.Context()
+	if !continues(sess, ar) {
+		// A step after the authorization request (continue, a sign-in of
+		// another kind) with the session the request asked to replace.
+		s.signInAgain(w, r, site, ar)
+		return
+	}
 	p, remembered, err := s.userAndConsent(ctx, site.ID, sess.UserID, client.ClientID, cached)
 	if err != nil {
 		if errors.Is(err, storage.ErrNotFound) { // the user was deleted
@@ -246,6 +308,10 @@ func (s *Server) proceed(w http.ResponseWriter, r *http.Request, site *tenant.Si
 	granted, _ := grantable(p.Roles, client.Audience, ar.Scopes)
 	if granted == nil {
 		s.audit(ctx, site.ID, sess.UserID, "authorization.refused", client.ClientID, r, map[string]any{"scopes": ar.Scopes, "roles": p.Roles})
+		if ar.Prompt == "none" { // no page may be shown (§3.1.2.1)
+			s.redirectError(w, r, site, ar.RedirectURI, ar.State, oauthError(codeAccessDenied, "the user has no role that allows this authorization"))
+			return
+		}
 		s.refusal(w, r, site, client, ar, p)
 		return
 	}
@@ -269,6 +335,20 @@ func (s *Server) proceed(w http.ResponseWriter, r *http.Request, site *tenant.Si
 		return
 	}
 	http.Redirect(w, r, "/consent?auth_request="+ar.ID, http.StatusFound)
+}
+
+// signInAgain answers a request that the session it was refused came
+// back to (authRequest.StaleAuth): login_required without interaction,
+// else the sign-in form for the request.
+func (s *Server) signInAgain(w http.ResponseWriter, r *http.Request, site *tenant.Site, ar *authRequest) {
+	if ar.Prompt == "none" { // Authorize answers these itself; kept for safety
+		s.redirectError(w, r, site, ar.RedirectURI, ar.State, oauthError(codeLoginRequired, "the user must sign in again"))
+		return
+	}
+	if !s.holdPending(w, r, site, ar, false) {
+		return
+	}
+	http.Redirect(w, r, "/login?auth_request="+ar.ID, http.StatusFound)
 }
 
 // grantable splits requested scopes into those the person's roles may grant
@@ -404,7 +484,12 @@ func (s *Server) unavailablePage(w http.ResponseWriter, r *http.Request, site *t
 
 // refusal tells a person without a suitable role that they cannot
 // authorize the client; the link returns access_denied to the client.
+// "Sign in as someone else" signs out and returns to the sign-in form of
+// the same request, which is held for it (as for the consent page).
 func (s *Server) refusal(w http.ResponseWriter, r *http.Request, site *tenant.Site, client *Client, ar *authRequest, p *Profile) {
+	if ar.ID == "" && !s.holdPending(w, r, site, ar, false) {
+		return
+	}
 	lang := i18n.Resolve(r, site.Locale)
 	detail := i18n.T(lang, "refusal.no_role", "Site", site.Name)
 	if client.Audience == storage.AudienceOperator && len(p.Roles) > 0 {
@@ -417,7 +502,7 @@ func (s *Server) refusal(w http.ResponseWriter, r *http.Request, site *tenant.Si
 			"ClientName": client.Name, "UserEmail": p.Email,
 			"ReturnURL": responseURL(ar.RedirectURI, url.Values{"error": {codeAccessDenied.String()},
 				"error_description": {"the user has no role that allows this authorization"}, "state": {ar.State}, "iss": {site.Issuer()}}),
-			"LogoutReturn": url.QueryEscape(r.URL.RequestURI()),
+			"LogoutReturn": ar.signInPath(),
 		},
 	})
 }

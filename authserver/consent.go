@@ -28,6 +28,9 @@ type consentData struct {
 	RedirectHost string
 	DocumentHost string
 	Unreviewed   bool
+	// LogoutReturn is where "Not you?" returns after signing out: the
+	// sign-in form of this request, a local path the template escapes
+	// (once) into the link's query.
 	LogoutReturn string
 }
 
@@ -62,8 +65,10 @@ func (s *Server) Consent(w http.ResponseWriter, r *http.Request) {
 		s.unavailablePage(w, r, site, err)
 		return
 	}
-	if sess == nil {
-		http.Redirect(w, r, "/login?auth_request="+url.QueryEscape(ar.ID), http.StatusFound)
+	if sess == nil || !continues(sess, ar) {
+		// Also a session the request asked to replace (prompt=login,
+		// max_age): consent is no way around the sign-in.
+		http.Redirect(w, r, ar.signInPath(), http.StatusFound)
 		return
 	}
 	client, err := s.client(ctx, site, ar.ClientID)
@@ -116,7 +121,7 @@ func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, site *ten
 	d := consentData{
 		Request: ar.ID, ClientName: client.Name, UserEmail: p.Email, Withheld: withheld,
 		DocumentHost: client.DocumentHost, Unreviewed: !client.Reviewed,
-		LogoutReturn: url.QueryEscape(r.URL.RequestURI()),
+		LogoutReturn: ar.signInPath(),
 	}
 	if u, err := url.Parse(ar.RedirectURI); err == nil {
 		d.RedirectHost = u.Host

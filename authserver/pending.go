@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -33,11 +34,18 @@ import (
 const maxStateBytes = 512
 
 // pendingFormat is the first byte of a stored request: its encoding.
-const pendingFormat = 1
+// pendingFormatStaleAuth adds StaleAuth; it is written only for a request
+// that refused a session (prompt=login, max_age), so during a rolling
+// upgrade the previous release reads every other request.
+const (
+	pendingFormat          = 1
+	pendingFormatStaleAuth = 2
+)
 
 // encodePending is the stored form of ar: the format byte, the 32-byte
 // challenge, then client_id, redirect_uri, scopes (space-separated),
-// state, nonce and prompt, each as a uvarint length and its bytes.
+// state, nonce and prompt, each as a uvarint length and its bytes, then
+// (format 2) StaleAuth as a uvarint.
 func encodePending(ar *authRequest) []byte {
 	ch, err := base64.RawURLEncoding.DecodeString(ar.Challenge)
 	if err != nil || len(ch) != 32 {
@@ -49,12 +57,20 @@ func encodePending(ar *authRequest) []byte {
 	for _, f := range fields {
 		n += binary.MaxVarintLen16 + len(f)
 	}
+	format := byte(pendingFormat)
+	if ar.StaleAuth > 0 {
+		format = pendingFormatStaleAuth
+		n += binary.MaxVarintLen64
+	}
 	b := make([]byte, 0, n)
-	b = append(b, pendingFormat)
+	b = append(b, format)
 	b = append(b, ch...)
 	for _, f := range fields {
 		b = binary.AppendUvarint(b, uint64(len(f)))
 		b = append(b, f...)
+	}
+	if format == pendingFormatStaleAuth {
+		b = binary.AppendUvarint(b, uint64(ar.StaleAuth))
 	}
 	return b
 }
@@ -63,9 +79,10 @@ var errPendingFormat = errors.New("pending request: unknown encoding")
 
 // decodePending reads what encodePending wrote; resource is the site's.
 func decodePending(id, resource string, b []byte) (*authRequest, error) {
-	if len(b) < 33 || b[0] != pendingFormat {
+	if len(b) < 33 || (b[0] != pendingFormat && b[0] != pendingFormatStaleAuth) {
 		return nil, errPendingFormat
 	}
+	format := b[0]
 	ar := &authRequest{ID: id, Resource: resource, Challenge: base64.RawURLEncoding.EncodeToString(b[1:33])}
 	b = b[33:]
 	var scopes string
@@ -79,6 +96,14 @@ func decodePending(id, resource string, b []byte) (*authRequest, error) {
 	}
 	if scopes != "" {
 		ar.Scopes = strings.Split(scopes, " ")
+	}
+	if format == pendingFormatStaleAuth {
+		t, k := binary.Uvarint(b)
+		if k <= 0 || t == 0 || t > math.MaxInt64 {
+			return nil, errPendingFormat
+		}
+		ar.StaleAuth = int64(t)
+		b = b[k:]
 	}
 	if len(b) != 0 {
 		return nil, errPendingFormat

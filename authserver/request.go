@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"net/url"
 	"time"
 
 	json "github.com/segmentio/encoding/json"
@@ -25,7 +26,17 @@ type authRequest struct {
 	Challenge   string   `json:"code_challenge"`
 	Resource    string   `json:"resource"` // canonical: the token audience
 	Prompt      string   `json:"prompt,omitempty"`
+	// StaleAuth (Unix nanoseconds, 0: none) is the authentication time of
+	// the session this request refused (prompt=login, max_age: OpenID
+	// Connect Core §3.1.2.1): only a session signed in after it continues
+	// the request, so no later step (consent, continue) finishes it with
+	// the session it was refused. The session's own time is compared with
+	// itself, not with a clock, so replicas' clocks need not agree.
+	StaleAuth int64 `json:"stale_auth,omitempty"`
 }
+
+// signInPath is the sign-in form for the pending request ar.
+func (ar *authRequest) signInPath() string { return "/login?auth_request=" + url.QueryEscape(ar.ID) }
 
 // codeRecord is what an authorization code stands for (DESIGN §4): bound to
 // client, redirect_uri, PKCE challenge, resource, scopes, nonce, user and

@@ -107,7 +107,7 @@ func AuthorizationServer(site *tenant.Site) ServerMetadata {
 		m.JWKSURI = site.URL(vocab.JWKSPath)
 		m.IDTokenSigningAlgValuesSupported = []string{"ES256"}
 		m.SubjectTypesSupported = []string{"public"}
-		m.ClaimsSupported = append(m.ClaimsSupported, "iss", "aud", "exp", "iat", "nonce", "auth_time")
+		m.ClaimsSupported = append(m.ClaimsSupported, "iss", "aud", "exp", "iat", "nonce", "auth_time", "amr")
 	}
 	return m
 }

@@ -135,7 +135,9 @@ func New(ctx context.Context, a *App) (*Server, error) {
 
 	auth := s.auth
 	h := func(f http.HandlerFunc) echo.HandlerFunc { return echo.WrapHandler(f) }
-	e.GET(vocab.AuthorizePath, h(auth.Authorize))
+	// GET and POST (OpenID Connect Core §3.1.2.1); other methods reach
+	// the handler too, which answers them with its HTML page, not JSON.
+	e.Any(vocab.AuthorizePath, h(auth.Authorize))
 	e.Match([]string{http.MethodGet, http.MethodPost}, "/login", h(auth.Login))
 	e.Match([]string{http.MethodGet, http.MethodPost}, "/login/factor", h(auth.Factor))
 	e.Match([]string{http.MethodGet, http.MethodPost}, "/login/passkey/begin", h(auth.PasskeyBegin))
