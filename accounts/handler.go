@@ -162,6 +162,12 @@ func (h *Handler) form(next http.HandlerFunc) http.HandlerFunc {
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 		if err := r.ParseForm(); err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				// Send less, not a better-formed form: 413.
+				h.message(w, r, http.StatusRequestEntityTooLarge, "Form not accepted", msg{Message: "The form is larger than this page accepts. Nothing was changed.", Alert: true})
+				return
+			}
 			h.message(w, r, http.StatusBadRequest, "Form not accepted", msg{Message: "The form could not be read. Nothing was changed.", Alert: true})
 			return
 		}
@@ -250,10 +256,26 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		Message: "The page could not be completed.", Details: []string{"The error was recorded. Please try again."}})
 }
 
+// refused reports whether err is a refusal of the sign-in throttle (a
+// new password's hash waits for the password gate and spends the site's
+// check budget, as a sign-in's check does); if so, it sets Retry-After
+// and shows the form again with the refusal's status and sentence, through
+// again. Nothing was hashed or changed.
+func (h *Handler) refused(w http.ResponseWriter, r *http.Request, err error, again func(status int, message string)) bool {
+	var refusal *throttle.Refusal
+	if !errors.As(err, &refusal) {
+		return false
+	}
+	w.Header().Set("Retry-After", refusal.RetryAfter())
+	again(refusal.Status, refusal.Message(i18n.Resolve(r, siteOf(r).Locale)))
+	return true
+}
+
 // allowIP applies the per-IP limit of one form; false means the answer
-// (429) was written.
+// (429) was written. Addresses are counted as every per-IP limit counts
+// them (throttle.Address): an IPv6 address by its /64.
 func (h *Handler) allowIP(w http.ResponseWriter, r *http.Request, form string) bool {
-	sum := sha256.Sum256([]byte(tenant.ClientIP(r)))
+	sum := sha256.Sum256([]byte(throttle.Address(tenant.ClientIP(r))))
 	key := "{ip" + hex.EncodeToString(sum[:8]) + "}:accounts:" + form
 	ok, retry, err := h.cache.Allow(r.Context(), key, h.limit)
 	if err != nil {

@@ -90,8 +90,10 @@ func (h *Handler) invitationPost(w http.ResponseWriter, r *http.Request) {
 	switch d.Action {
 	case "create":
 		d.Name = strings.TrimSpace(r.PostFormValue("name"))
-		u, err := h.platform.AcceptInvitationNew(ctx, site.ID, tok, d.Name, r.PostFormValue("password"), now)
+		u, err := h.platform.AcceptInvitationNew(ctx, site.ID, tok, d.Name, r.PostFormValue("password"), h.throttle.Hasher(site), now)
 		switch {
+		case h.refused(w, r, err, again):
+			return
 		case errors.Is(err, platform.ErrInvalid):
 			again(http.StatusUnprocessableEntity, strings.TrimPrefix(err.Error(), platform.ErrInvalid.Error()+": "))
 			return

@@ -96,8 +96,14 @@ func (h *Handler) resetPost(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusUnprocessableEntity, "accounts_reset", "Choose a new password", d)
 		return
 	}
-	u, err := h.platform.ResetPassword(r.Context(), site.ID, tok, pw, h.sessions, h.revoker, h.now())
+	u, err := h.platform.ResetPassword(r.Context(), site.ID, tok, pw, h.throttle.Hasher(site), h.sessions, h.revoker, h.now())
 	if h.linkProblem(w, r, err, forgotAgain) {
+		return
+	}
+	if h.refused(w, r, err, func(status int, message string) {
+		d.Error = message
+		h.render(w, r, status, "accounts_reset", "Choose a new password", d)
+	}) {
 		return
 	}
 	if u == nil && err != nil {

@@ -83,17 +83,26 @@ func (h *Handler) signUpPost(w http.ResponseWriter, r *http.Request) {
 	if !h.allowIP(w, r, "signup") {
 		return
 	}
+	// Hashed whether or not the address has an account: the same work,
+	// and the same refusals (the gate and the site's check budget, before
+	// anything looks the address up). Before the mail limit, so that a
+	// refusal to retry does not use up the address's messages.
+	hash, err := h.platform.HashPassword(r.Context(), r.PostFormValue("password"), h.throttle.Hasher(site))
+	if h.refused(w, r, err, func(status int, message string) {
+		d.Error, d.Name, d.Email = message, echo(d.Name), echo(d.Email)
+		h.render(w, r, status, "accounts_signup", "Create an account", d)
+	}) {
+		return
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
 	if err := h.platform.AllowMail(r.Context(), "signup", email); err != nil {
 		if errors.Is(err, platform.ErrMailLimited) {
 			h.tooMany(w, r, 0)
 			return
 		}
-		h.fail(w, r, err)
-		return
-	}
-	// Hashed whether or not the address has an account: the same work.
-	hash, err := h.platform.HashPassword(r.PostFormValue("password"))
-	if err != nil {
 		h.fail(w, r, err)
 		return
 	}

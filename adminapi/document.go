@@ -54,6 +54,11 @@ type document struct {
 	// objectBody holds, for a route whose JSON body is an object, its
 	// members that may not be null (all but the nullable ones).
 	objectBody map[string]map[string]bool
+	// integerMaps holds, for such a route, its members that map names to
+	// integers (additionalProperties: integer, as PUT /limits's
+	// overrides): a wrong value is named with its key, which the
+	// decoder's error leaves out.
+	integerMaps map[string][]string
 
 	mu    sync.Mutex
 	sites map[string]*siteDocument // by origin
@@ -80,7 +85,7 @@ func newDocument() *document {
 		panic("adminapi: openapi.yaml: " + err.Error())
 	}
 	return &document{json: d.json, operations: d.operations, scopes: d.scopes, bodyTypes: d.bodyTypes, bodyNeeded: d.bodyNeeded,
-		objectBody: d.objectBody, sites: map[string]*siteDocument{}}
+		objectBody: d.objectBody, integerMaps: d.integerMaps, sites: map[string]*siteDocument{}}
 }
 
 var methods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
@@ -94,7 +99,8 @@ func parseDocument(src []byte) (*document, error) {
 	if err := yaml.Unmarshal(src, &root); err != nil {
 		return nil, err
 	}
-	d := &document{scopes: map[string][]string{}, bodyTypes: map[string][]string{}, bodyNeeded: map[string]bool{}, objectBody: map[string]map[string]bool{}}
+	d := &document{scopes: map[string][]string{}, bodyTypes: map[string][]string{}, bodyNeeded: map[string]bool{}, objectBody: map[string]map[string]bool{},
+		integerMaps: map[string][]string{}}
 	paths, _ := root["paths"].(map[string]any)
 	for _, p := range sortedKeys(paths) {
 		item, _ := paths[p].(map[string]any)
@@ -118,6 +124,9 @@ func parseDocument(src []byte) (*document, error) {
 				if js, ok := content["application/json"].(map[string]any); ok {
 					if schema := resolve(root, js["schema"]); schema["type"] == "object" {
 						d.objectBody[key] = nonNullMembers(root, schema)
+						if m := integerMapMembers(root, schema); len(m) > 0 {
+							d.integerMaps[key] = m
+						}
 					}
 				}
 			}
@@ -169,6 +178,24 @@ func resolve(root map[string]any, schema any) map[string]any {
 
 // nonNullMembers are the properties of an object schema that are not
 // nullable.
+// integerMapMembers names the members of an object schema that are
+// objects of integers (additionalProperties: {type: integer}), sorted.
+func integerMapMembers(root, schema map[string]any) []string {
+	props, _ := schema["properties"].(map[string]any)
+	var out []string
+	for name, p := range props {
+		ps := resolve(root, p)
+		if ps["type"] != "object" {
+			continue
+		}
+		if ap, ok := ps["additionalProperties"].(map[string]any); ok && resolve(root, ap)["type"] == "integer" {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 func nonNullMembers(root, schema map[string]any) map[string]bool {
 	props, _ := schema["properties"].(map[string]any)
 	out := make(map[string]bool, len(props))

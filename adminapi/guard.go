@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -142,8 +143,8 @@ func (h *Handler) checkBodyType(r *http.Request, path string) error {
 	if !json.Valid(body) {
 		return errBadRequest("the body is not one well-formed JSON value", InvalidField{Field: "body", Message: "is not one JSON value"})
 	}
-	if name, dup := jsonx.DuplicateKey(body); dup {
-		return errBadRequest("the body gives a member more than once", InvalidField{Field: name, Message: "is given more than once"})
+	if path, dup := jsonx.DuplicatePath(body); dup {
+		return errBadRequest("the body gives a member more than once", InvalidField{Field: path, Message: "is given more than once"})
 	}
 	if nonNull, ok := h.doc.objectBody[key]; ok {
 		// The generated decoder reads null as "left out", and a body of
@@ -157,6 +158,11 @@ func (h *Handler) checkBodyType(r *http.Request, path string) error {
 		for _, name := range slices.Sorted(maps.Keys(members)) {
 			if nonNull[name] && string(members[name]) == "null" {
 				return errBadRequest("a field has the wrong type", InvalidField{Field: name, Message: "must not be null"})
+			}
+		}
+		for _, name := range h.doc.integerMaps[key] {
+			if f, ok := notIntegers(name, members[name]); !ok {
+				return errBadRequest("a field has the wrong type", InvalidField{Field: f, Message: "must be an integer"})
 			}
 		}
 	}
@@ -192,4 +198,27 @@ func (d *document) allowed(path string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// notIntegers checks the values of a member that maps names to integers
+// (document.integerMaps): each must be a whole number that fits the
+// decoder's int. The decoder would refuse 1.5 or 1e30 too, but names only
+// the member ("overrides") and calls them not numbers. It returns the
+// first wrong value's field, name.key, and false; a member that is not an
+// object is left to the decoder.
+func notIntegers(name string, raw json.RawMessage) (string, bool) {
+	var values map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &values) != nil {
+		return "", true
+	}
+	for _, k := range slices.Sorted(maps.Keys(values)) {
+		v := bytes.TrimSpace(values[k])
+		if string(v) == "null" {
+			continue // as null elsewhere: the decoder's and the handler's
+		}
+		if _, err := strconv.ParseInt(string(v), 10, 64); err != nil {
+			return name + "." + k, false
+		}
+	}
+	return "", true
 }

@@ -114,10 +114,14 @@ func (h *Handler) asProblem(ctx context.Context, err error) *problem {
 		p    *problem
 		meta *clientmeta.MetadataError
 		he   *echo.HTTPError
+		big  *http.MaxBytesError
 	)
 	switch {
 	case errors.As(err, &p):
 		return p
+	case errors.As(err, &big):
+		// The server's body limit, met while a chunked body was read.
+		return &problem{Status: http.StatusRequestEntityTooLarge, Detail: "the request body is too large"}
 	case errors.As(err, &meta):
 		field := clientFields[meta.Field]
 		if field == "" {

@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"context"
 	"errors"
 	"io"
 	"mime"
@@ -62,8 +63,28 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, "The request names no application (client_id is missing).", "")
 		return
 	}
-	client, err := s.client(r.Context(), site, clientID)
+	// A client_id that is a metadata document's URL, not already cached,
+	// makes the server fetch it: that is charged to the anonymous limits
+	// before the fetch, as storing the request would be (audit of issue
+	// 14, finding 3), and the request is not charged again for storing.
+	var admitted bool
+	client, err := s.clientAdmitted(r.Context(), site, clientID, func(ctx context.Context) error {
+		ok, retry, err := s.chargeAnonymous(ctx, r, site)
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			return &busyError{retry: retry}
+		}
+		admitted = true
+		return nil
+	})
 	if err != nil {
+		var busy *busyError
+		if errors.As(err, &busy) {
+			s.busyPage(w, r, site, busy.retry, busyStarting)
+			return
+		}
 		if errors.Is(err, storage.ErrNotFound) {
 			s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidClient, i18n.T(i18n.Resolve(r, site.Locale), "authorize.unknown_client", "Site", site.Name), "")
 			return
@@ -200,7 +221,13 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 			fail(oauthError(codeLoginRequired, desc))
 			return
 		}
-		if !s.holdPending(w, r, site, ar, sess == nil) {
+		var userID string
+		if sess != nil {
+			userID = sess.UserID
+		} else if !admitted && !s.admitAnonymous(w, r, site) {
+			return
+		}
+		if !s.holdPending(w, r, site, ar, userID) {
 			return
 		}
 		http.Redirect(w, r, "/login?auth_request="+ar.ID, http.StatusFound)
@@ -292,7 +319,7 @@ func (s *Server) proceed(w http.ResponseWriter, r *http.Request, site *tenant.Si
 	if !continues(sess, ar) {
 		// A step after the authorization request (continue, a sign-in of
 		// another kind) with the session the request asked to replace.
-		s.signInAgain(w, r, site, ar)
+		s.signInAgain(w, r, site, ar, sess)
 		return
 	}
 	p, remembered, err := s.userAndConsent(ctx, site.ID, sess.UserID, client.ClientID, cached)
@@ -312,7 +339,7 @@ func (s *Server) proceed(w http.ResponseWriter, r *http.Request, site *tenant.Si
 			s.redirectError(w, r, site, ar.RedirectURI, ar.State, oauthError(codeAccessDenied, "the user has no role that allows this authorization"))
 			return
 		}
-		s.refusal(w, r, site, client, ar, p)
+		s.refusal(w, r, site, client, ar, p, sess)
 		return
 	}
 	if client.Audience == storage.AudienceOperator && staffNeedsFactor(site, p.Roles, sess) {
@@ -331,7 +358,7 @@ func (s *Server) proceed(w http.ResponseWriter, r *http.Request, site *tenant.Si
 		s.redirectError(w, r, site, ar.RedirectURI, ar.State, oauthError(codeConsentRequired, "the user has not consented to these scopes"))
 		return
 	}
-	if !s.holdPending(w, r, site, ar, false) {
+	if !s.holdPending(w, r, site, ar, sess.UserID) {
 		return
 	}
 	http.Redirect(w, r, "/consent?auth_request="+ar.ID, http.StatusFound)
@@ -340,12 +367,12 @@ func (s *Server) proceed(w http.ResponseWriter, r *http.Request, site *tenant.Si
 // signInAgain answers a request that the session it was refused came
 // back to (authRequest.StaleAuth): login_required without interaction,
 // else the sign-in form for the request.
-func (s *Server) signInAgain(w http.ResponseWriter, r *http.Request, site *tenant.Site, ar *authRequest) {
+func (s *Server) signInAgain(w http.ResponseWriter, r *http.Request, site *tenant.Site, ar *authRequest, sess *session.Session) {
 	if ar.Prompt == "none" { // Authorize answers these itself; kept for safety
 		s.redirectError(w, r, site, ar.RedirectURI, ar.State, oauthError(codeLoginRequired, "the user must sign in again"))
 		return
 	}
-	if !s.holdPending(w, r, site, ar, false) {
+	if !s.holdPending(w, r, site, ar, sess.UserID) {
 		return
 	}
 	http.Redirect(w, r, "/login?auth_request="+ar.ID, http.StatusFound)
@@ -486,8 +513,8 @@ func (s *Server) unavailablePage(w http.ResponseWriter, r *http.Request, site *t
 // authorize the client; the link returns access_denied to the client.
 // "Sign in as someone else" signs out and returns to the sign-in form of
 // the same request, which is held for it (as for the consent page).
-func (s *Server) refusal(w http.ResponseWriter, r *http.Request, site *tenant.Site, client *Client, ar *authRequest, p *Profile) {
-	if ar.ID == "" && !s.holdPending(w, r, site, ar, false) {
+func (s *Server) refusal(w http.ResponseWriter, r *http.Request, site *tenant.Site, client *Client, ar *authRequest, p *Profile, sess *session.Session) {
+	if ar.ID == "" && !s.holdPending(w, r, site, ar, sess.UserID) {
 		return
 	}
 	lang := i18n.Resolve(r, site.Locale)

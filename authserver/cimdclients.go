@@ -30,6 +30,10 @@ type CIMDClients struct {
 
 	mu    sync.Mutex
 	cache map[clientKey]cimdEntry
+	// failed holds the fetches that failed, per site and URL, for
+	// cimdFailureTTL: asking again for a URL that just failed answers
+	// the same without fetching it again.
+	failed map[clientKey]cimdFailure
 }
 
 type cimdEntry struct {
@@ -37,15 +41,41 @@ type cimdEntry struct {
 	expires time.Time
 }
 
+type cimdFailure struct {
+	description string // the *ClientError's
+	expires     time.Time
+}
+
 // cimdClientTTL bounds how long a resolved CIMD client is kept in memory
 // (the document itself is cached, honouring Cache-Control, by the fetcher).
 const cimdClientTTL = time.Minute
+
+// cimdFailureTTL is how long a failed fetch is remembered (negative
+// caching): long enough that repeating a failing URL does not make the
+// server fetch it again and again, short enough that a client that fixes
+// its document (or its server coming back) is not kept out for long.
+// maxFailedClients bounds the failures kept, per replica; in memory, not
+// in the shared cache, so that failures a stranger causes never fill the
+// cache every site shares.
+const (
+	cimdFailureTTL   = 30 * time.Second
+	maxFailedClients = 10000
+)
 
 var _ ClientSource = (*CIMDClients)(nil)
 
 // Client implements ClientSource. Failures a person should read are
 // *ClientError.
 func (cc *CIMDClients) Client(ctx context.Context, site *tenant.Site, clientID string) (*Client, error) {
+	return cc.ClientAdmitted(ctx, site, clientID, nil)
+}
+
+// ClientAdmitted is Client, but before a document must be fetched (it is
+// in neither this cache nor the fetcher's) it asks admit whether the
+// request may cause a fetch (cimd.Fetcher.FetchAdmitted); admit's error
+// is returned as it is. The authorization endpoint charges its rate
+// limits there.
+func (cc *CIMDClients) ClientAdmitted(ctx context.Context, site *tenant.Site, clientID string, admit func(context.Context) error) (*Client, error) {
 	if !cimd.IsClientIDURL(clientID) {
 		return nil, storage.ErrNotFound
 	}
@@ -55,6 +85,10 @@ func (cc *CIMDClients) Client(ctx context.Context, site *tenant.Site, clientID s
 	if e, ok := cc.cache[k]; ok && now.Before(e.expires) {
 		cc.mu.Unlock()
 		return e.client, nil
+	}
+	if f, ok := cc.failed[k]; ok && now.Before(f.expires) {
+		cc.mu.Unlock()
+		return nil, &ClientError{Description: f.description}
 	}
 	cc.mu.Unlock()
 
@@ -74,8 +108,14 @@ func (cc *CIMDClients) Client(ctx context.Context, site *tenant.Site, clientID s
 	if !allowed {
 		return nil, &ClientError{Description: "Client ID Metadata Documents from " + host + " are not accepted at " + site.Name + "; the site's operators can allow this host."}
 	}
-	doc, err := cc.Fetcher.Fetch(ctx, clientID)
+	doc, err := cc.Fetcher.FetchAdmitted(ctx, clientID, admit)
 	if err != nil {
+		var ce *cimd.Error
+		// A caller that gave up (its context ended) says nothing about
+		// the document.
+		if errors.As(err, &ce) && ctx.Err() == nil {
+			cc.rememberFailure(k, ce.Description, now)
+		}
 		return nil, clientErr(err)
 	}
 	c, err := cimdClient(site, doc, reviewed)
@@ -89,6 +129,16 @@ func (cc *CIMDClients) Client(ctx context.Context, site *tenant.Site, clientID s
 	cc.cache[k] = cimdEntry{client: c, expires: now.Add(cimdClientTTL)}
 	cc.mu.Unlock()
 	return c, nil
+}
+
+// rememberFailure keeps a failed fetch of k for cimdFailureTTL.
+func (cc *CIMDClients) rememberFailure(k clientKey, description string, now time.Time) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.failed == nil || len(cc.failed) >= maxFailedClients {
+		cc.failed = map[clientKey]cimdFailure{}
+	}
+	cc.failed[k] = cimdFailure{description: description, expires: now.Add(cimdFailureTTL)}
 }
 
 // cimdClient builds the client a document describes. On Variant A sites

@@ -45,8 +45,7 @@ func (s *Server) Consent(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.URL.Query().Get("auth_request")
 	if r.Method == http.MethodPost {
-		if err := r.ParseForm(); err != nil {
-			s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, "The form could not be read.", "")
+		if !s.parsePageForm(w, r, site) {
 			return
 		}
 		id = r.PostFormValue("auth_request")
@@ -83,7 +82,7 @@ func (s *Server) Consent(w http.ResponseWriter, r *http.Request) {
 	}
 	granted, withheld := grantable(p.Roles, client.Audience, ar.Scopes)
 	if granted == nil {
-		s.refusal(w, r, site, client, ar, p)
+		s.refusal(w, r, site, client, ar, p, sess)
 		return
 	}
 	if r.Method == http.MethodGet {

@@ -115,8 +115,7 @@ func (s *Server) Factor(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
-	if err := r.ParseForm(); err != nil {
-		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, "The form could not be read.", "")
+	if !s.parsePageForm(w, r, site) {
 		return
 	}
 	if !session.CheckCSRF(r, site, nil) {
@@ -239,7 +238,7 @@ func staffNeedsFactor(site *tenant.Site, roles []string, sess *session.Session) 
 // the account page; both come back to the request.
 func (s *Server) requireFactor(w http.ResponseWriter, r *http.Request, site *tenant.Site, ar *authRequest, sess *session.Session) {
 	ctx := r.Context()
-	if !s.holdPending(w, r, site, ar, false) {
+	if !s.holdPending(w, r, site, ar, sess.UserID) {
 		return
 	}
 	totpOn, keys, err := mfa.HasFactor(ctx, s.store, site.ID, sess.UserID)
@@ -282,6 +281,10 @@ func (s *Server) passkeyForm(w http.ResponseWriter, r *http.Request, site *tenan
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	if err := r.ParseForm(); err != nil {
+		if _, ok := tooLarge(err); ok {
+			passkeyJSON(w, r, http.StatusRequestEntityTooLarge, mfa.Answer{Error: "The form is larger than this page accepts. Nothing was changed."})
+			return false
+		}
 		passkeyJSON(w, r, http.StatusBadRequest, mfa.Answer{Error: "The request could not be read."})
 		return false
 	}

@@ -73,8 +73,7 @@ func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, site *tenan
 
 func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.Site) {
 	ctx := r.Context()
-	if err := r.ParseForm(); err != nil {
-		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, "The form could not be read.", "")
+	if !s.parsePageForm(w, r, site) {
 		return
 	}
 	d := loginData{

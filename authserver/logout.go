@@ -26,7 +26,10 @@ func (s *Server) Logout(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	case http.MethodPost:
-		if err := r.ParseForm(); err != nil || !session.CheckCSRF(r, site, sess) {
+		if !s.parsePageForm(w, r, site) {
+			return
+		}
+		if !session.CheckCSRF(r, site, sess) {
 			s.errorPage(w, r, site, http.StatusForbidden, codeInvalidRequest, "This sign-out form expired or did not come from this site.", "")
 			return
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
 
 // Pending authorization requests (issue 14): each is kept in the cache
@@ -26,8 +27,10 @@ import (
 //   - state and nonce are at most maxStateBytes (authorize.go);
 //   - a request is stored compactly (encodePending): no field names, the
 //     PKCE challenge as its 32 bytes, no resource (always the site's);
-//   - requests that store one are limited per IP (across sites) and per
-//     site, and a site holds at most limits.PendingAuthorizations at once.
+//   - anonymous requests that store one are limited per IP (across sites)
+//     and per site, signed-in people's per person and site
+//     (pendingPerUser), and a site holds at most
+//     limits.PendingAuthorizations at once.
 
 // maxStateBytes bounds state and nonce. Real clients send 22 to 64
 // characters; 512 leaves room for a signed state.
@@ -151,13 +154,69 @@ const pendingBucket = time.Minute
 // pendingBuckets is how many buckets can hold live requests.
 const pendingBuckets = int(pendingLifetime/pendingBucket) + 1
 
-// holdPending stores a new pending request within the site's cap, and an
-// anonymous one (no session: the person signs in next) also within the
-// limits per address and per site, or answers that it cannot (429 with
-// Retry-After, or 503) and returns false. Requests already stored (ar.ID
-// set: a sign-in continuing to consent) are stored again without being
-// counted anew.
-func (s *Server) holdPending(w http.ResponseWriter, r *http.Request, site *tenant.Site, ar *authRequest, anonymous bool) bool {
+// pendingPerUser bounds the new pending requests one signed-in person
+// makes a site hold (consent pages, sign-ins again): that many at once,
+// refilled at that many per pendingLifetime (one every 45 s), so one
+// person holds at most about twice that (40) of the site's cap (2000 by
+// default) however fast they ask. A person opening a few
+// applications at once is far below it. It is fixed, not a limit of
+// package limits: it is a share of pending_authorizations, not a rate an
+// operator tunes (docs/decisions.md, "Capacity and limits"). /auth.md
+// states it.
+const pendingPerUser = vocab.PendingPerPerson
+
+// busyStarting is the page's message when the limits per address and per
+// site refuse a request.
+const busyStarting = "Too many sign-ins are being started here right now."
+
+// chargeAnonymous counts one request that may make the server spend on a
+// stranger (store a pending request, fetch a client metadata document)
+// against authorize_per_ip (per address across every site: what one
+// client may make the cache hold does not grow with the number of sites)
+// and authorize_per_site.
+func (s *Server) chargeAnonymous(ctx context.Context, r *http.Request, site *tenant.Site) (ok bool, retry time.Duration, err error) {
+	ip := throttle.Address(tenant.ClientIP(r))
+	ok, retry, err = s.cache.Allow(ctx, storage.AddressKey(ip, "rl:authz"), s.rateOf(ctx, limits.AuthorizePerIP))
+	if err == nil && ok {
+		ok, retry, err = s.leased.Allow(ctx, storage.CacheKey(site.ID, "rl:authz", "site"), s.rateOf(ctx, limits.AuthorizePerSite))
+	}
+	return ok, retry, err
+}
+
+// busyError is a refusal by the anonymous limits before a client metadata
+// document is fetched; the authorization endpoint answers it with
+// busyPage.
+type busyError struct{ retry time.Duration }
+
+func (e *busyError) Error() string {
+	return "authorization refused by the anonymous limits; retry in " + e.retry.String()
+}
+
+// admitAnonymous charges an anonymous request (chargeAnonymous) before it
+// stores a pending request, or answers that it cannot (429 with
+// Retry-After, or 503) and returns false.
+func (s *Server) admitAnonymous(w http.ResponseWriter, r *http.Request, site *tenant.Site) bool {
+	ok, retry, err := s.chargeAnonymous(r.Context(), r, site)
+	if err != nil {
+		s.unavailablePage(w, r, site, err)
+		return false
+	}
+	if !ok {
+		s.busyPage(w, r, site, retry, busyStarting)
+		return false
+	}
+	return true
+}
+
+// holdPending stores a new pending request within the site's cap, and a
+// signed-in person's (userID set) also within pendingPerUser; an
+// anonymous one (userID "": the person signs in next) was charged to the
+// limits per address and per site by the caller (admitAnonymous, or
+// before its document was fetched). Or it answers that it cannot (429
+// with Retry-After, or 503) and returns false. Requests already stored
+// (ar.ID set: a sign-in continuing to consent) are stored again without
+// being counted anew.
+func (s *Server) holdPending(w http.ResponseWriter, r *http.Request, site *tenant.Site, ar *authRequest, userID string) bool {
 	ctx := r.Context()
 	if ar.ID != "" {
 		if err := s.savePending(ctx, site.ID, ar); err != nil {
@@ -166,20 +225,18 @@ func (s *Server) holdPending(w http.ResponseWriter, r *http.Request, site *tenan
 		}
 		return true
 	}
-	if anonymous {
-		// Per address across every site: what one client may make the
-		// cache hold does not grow with the number of sites.
-		ip := throttle.Address(tenant.ClientIP(r))
-		ok, retry, err := s.cache.Allow(ctx, storage.AddressKey(ip, "rl:authz"), s.rateOf(ctx, limits.AuthorizePerIP))
-		if err == nil && ok {
-			ok, retry, err = s.leased.Allow(ctx, storage.CacheKey(site.ID, "rl:authz", "site"), s.rateOf(ctx, limits.AuthorizePerSite))
-		}
+	if userID != "" {
+		// Per person and site: the cap is the site's, and one session
+		// must not be able to use it all up (audit of issue 14, finding 4).
+		ok, retry, err := s.cache.Allow(ctx, storage.CacheKey(site.ID, "rl:authz-user", userID),
+			storage.Limit{Rate: pendingPerUser, Period: pendingLifetime, Burst: pendingPerUser})
 		if err != nil {
 			s.unavailablePage(w, r, site, err)
 			return false
 		}
 		if !ok {
-			s.busyPage(w, r, site, retry, "Too many sign-ins are being started here right now.")
+			s.logger.InfoContext(ctx, "pending authorizations of one person at their bound", "user", userID, "bound", pendingPerUser)
+			s.busyPage(w, r, site, retry, i18n.T(i18n.Resolve(r, site.Locale), "authorize.busy_person", "Site", site.Name))
 			return false
 		}
 	}

@@ -143,6 +143,7 @@ func (s *Server) InvalidateCIMD() {
 	if c, ok := s.extra.(*CIMDClients); ok {
 		c.mu.Lock()
 		clear(c.cache)
+		clear(c.failed)
 		c.mu.Unlock()
 	}
 }
@@ -164,11 +165,26 @@ func (s *Server) InvalidateClient(site tenant.ID, clientID string) {
 // client finds a client of site: a row of the site (or a platform-wide
 // vendor client), else one the extra source resolves.
 func (s *Server) client(ctx context.Context, site *tenant.Site, clientID string) (*Client, error) {
+	return s.clientAdmitted(ctx, site, clientID, nil)
+}
+
+// admittingSource is a ClientSource whose resolution may cost an outbound
+// fetch (CIMDClients), which admit may refuse first.
+type admittingSource interface {
+	ClientAdmitted(ctx context.Context, site *tenant.Site, clientID string, admit func(context.Context) error) (*Client, error)
+}
+
+// clientAdmitted is client, with admit asked before the extra source
+// fetches anything (admittingSource); admit's error is returned as it is.
+func (s *Server) clientAdmitted(ctx context.Context, site *tenant.Site, clientID string, admit func(context.Context) error) (*Client, error) {
 	if clientID == "" || len(clientID) > 2048 {
 		return nil, storage.ErrNotFound
 	}
 	c, err := s.clients.get(ctx, site, clientID)
 	if errors.Is(err, storage.ErrNotFound) && s.extra != nil {
+		if a, ok := s.extra.(admittingSource); ok && admit != nil {
+			return a.ClientAdmitted(ctx, site, clientID, admit)
+		}
 		return s.extra.Client(ctx, site, clientID)
 	}
 	if err == nil && c.SiteID == nil && site.Variant != tenant.VariantVendor {

@@ -55,6 +55,10 @@ func formBody(w http.ResponseWriter, r *http.Request, endpoint string, repeatabl
 		return false
 	}
 	if err := r.ParseForm(); err != nil {
+		if e, ok := tooLarge(err); ok {
+			writeTooLarge(w, e)
+			return false
+		}
 		writeOAuthError(w, oauthError(codeInvalidRequest, "the request body is not a valid form"))
 		return false
 	}

@@ -122,18 +122,38 @@ func TestAuthMDFollowsTheSite(t *testing.T) {
 	}
 	// The limits a client paces itself by, with the site's own values.
 	if !strings.Contains(vendor, "| Token requests (code exchange and refresh) | 30 per second per client |") ||
-		!strings.Contains(vendor, "| Client registrations | 10 per minute per IP address |") {
+		!strings.Contains(vendor, "| Client registrations | 10 per minute per IP address at this site |") {
 		t.Error("auth.md lacks the default token and registration limits")
 	}
 	over := *docsSiteA
-	over.ProviderLimits = map[string]int{"token_per_client": 120}
-	over.OperatorLimits = map[string]int{"register_per_ip": 3}
-	cfg := &limits.Config{Defaults: map[limits.Name]int{limits.RegisterPerIP: 20}}
+	over.ProviderLimits = map[string]int{"token_per_client": 120, "pending_authorizations": 500}
+	over.OperatorLimits = map[string]int{"register_per_ip": 3, "authorize_per_site": 7, "login_checks_per_site": 2, "login_failures_per_account_ip": 4}
+	cfg := &limits.Config{Defaults: map[limits.Name]int{limits.RegisterPerIP: 20, limits.LoginFailuresPerIP: 50}}
 	overDoc := string(authMarkdown(&over, tools, cfg))
-	for _, w := range []string{"| Token requests (code exchange and refresh) | 120 per second per client |", "| Client registrations | 3 per minute per IP address |"} {
+	for _, w := range []string{
+		"| Token requests (code exchange and refresh) | 120 per second per client |",
+		"| Client registrations | 3 per minute per IP address at this site |",
+		// Every limit a client meets, with the site's values (audit of
+		// issue 14, finding 8).
+		"| Authorization requests that start a sign-in or fetch a Client ID Metadata Document not yet cached | 300 per minute per IP address (all sites together) |",
+		"| The same, from every address together | 7 per second |",
+		"| Sign-ins in progress (authorization requests waiting for sign-in or consent, each kept 15 minutes) | 500 at once |",
+		"| Authorization requests of a signed-in person that wait for consent or a new sign-in | 20 at once per person, then 20 per 15 minutes |",
+		"| Failed sign-ins for one account from one IP address | 4 per 15 minutes,",
+		"| Failed sign-ins from one IP address, any account | 50 per 15 minutes,",
+		"| Failed sign-ins for one account from anywhere | 100 per 15 minutes,",
+		"| Password checks (sign-ins) | 2 per second (per server) |",
+		"| Request bodies | 1 MiB (larger: `413`;",
+		"| MCP JSON-RPC batches | 10 messages at most (more: `400`",
+		// Not every refusal is a 429: the password gate answers 503.
+		"`503` with `Retry-After` when the server's password checks are all busy",
+	} {
 		if !strings.Contains(overDoc, w) {
 			t.Errorf("auth.md of a site with its own limits lacks %q", w)
 		}
+	}
+	if strings.Contains(overDoc, "Beyond these the answer is `429`") {
+		t.Error("auth.md says every limit answers 429; the password gate answers 503 and the size limits 413 or 400")
 	}
 	// Every endpoint of the metadata appears.
 	as := AuthorizationServer(docsSiteA)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/lectern/lectern/authserver/scope"
@@ -384,22 +385,46 @@ func indentJSON(v any) string {
 
 // limitsSection states the limits a client meets at this site, with the
 // site's values (its overrides included): what a client needs to pace
-// itself rather than learn them from 429s.
+// itself rather than learn them from 429s. The fixed ones come from vocab,
+// where the packages that apply them read them too.
 func limitsSection(b *doc, site *tenant.Site, lim *limits.Config) {
-	v := func(n limits.Name) string { return fmt.Sprintf("%d", lim.ForSite(site, n)) }
+	v := func(n limits.Name) string { return strconv.Itoa(lim.ForSite(site, n)) }
 	b.line("## Limits")
 	b.line()
-	b.line("Beyond these the answer is `429` with `Retry-After` (seconds): wait that long, then retry. ",
-		"Sign-in pages answer the same way, as a page.")
+	b.line("Beyond a rate limit the answer is `429` with `Retry-After` (seconds): wait that long, then retry. ",
+		"Sign-in pages answer the same way, as a page. ",
+		"A sign-in may also be answered `503` with `Retry-After` when the server's password checks are all busy (every site it serves shares them): retry after that time. ",
+		"A request beyond a size limit is refused as the table says: send less, retrying does not help. ",
+		"Limits per IP address count an IPv6 address by its /64.")
 	b.line()
 	b.table([]string{"What", "Limit at this site"},
 		[]string{"Token requests (code exchange and refresh)", v(limits.TokenPerClient) + " per second per client"},
 		[]string{"Token requests, all clients together", v(limits.TokenPerSite) + " per second (per server)"},
-		[]string{"Client registrations", v(limits.RegisterPerIP) + " per minute per IP address"},
-		[]string{"Authorization requests that start a sign-in", v(limits.AuthorizePerIP) + " per minute per IP address (all sites together)"},
+		[]string{"Client registrations", v(limits.RegisterPerIP) + " per minute per IP address at this site"},
+		[]string{"Authorization requests that start a sign-in or fetch a Client ID Metadata Document not yet cached", v(limits.AuthorizePerIP) + " per minute per IP address (all sites together)"},
+		[]string{"The same, from every address together", v(limits.AuthorizePerSite) + " per second"},
+		[]string{"Sign-ins in progress (authorization requests waiting for sign-in or consent, each kept 15 minutes)", v(limits.PendingAuthorizations) + " at once"},
+		[]string{"Authorization requests of a signed-in person that wait for consent or a new sign-in", strconv.Itoa(vocab.PendingPerPerson) + " at once per person, then " + strconv.Itoa(vocab.PendingPerPerson) + " per 15 minutes"},
+		[]string{"Failed sign-ins for one account from one IP address", v(limits.LoginFailuresPerAccountIP) + " per 15 minutes, then that address is refused for that account until the 15 minutes end"},
+		[]string{"Failed sign-ins from one IP address, any account", v(limits.LoginFailuresPerIP) + " per 15 minutes, then that address is refused"},
+		[]string{"Failed sign-ins for one account from anywhere", v(limits.LoginFailuresPerAccount) + " per 15 minutes, then every address waits between attempts (1 minute, doubling, at most 15); never a lockout"},
+		[]string{"Password checks (sign-ins)", v(limits.LoginChecksPerSite) + " per second (per server)"},
 		[]string{"`state` and `nonce`", "512 bytes each (longer: `invalid_request`)"},
+		[]string{"Request bodies", sizeText(vocab.MaxBodyBytes) + " (larger: `413`; registration metadata: 16 KiB, larger: `invalid_client_metadata`)"},
 		[]string{"Member API", v(limits.GraphQLCostPerSite) + " cost units per second for the site (a query costs 1, plus 1 per connection, plus 1 per 50 nodes)"},
 		[]string{"MCP requests", v(limits.MCPRequestsPerSite) + " per second for the site"},
+		[]string{"MCP JSON-RPC batches", strconv.Itoa(vocab.MCPMaxBatch) + " messages at most (more: `400`, JSON-RPC error `-32600`); none from protocol version 2025-06-18 on"},
 	)
 	b.line()
+}
+
+// sizeText reads a byte count as people write it: "1 MiB", "16 KiB".
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.Itoa(n>>20) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.Itoa(n>>10) + " KiB"
+	}
+	return strconv.Itoa(n) + " bytes"
 }

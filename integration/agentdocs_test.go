@@ -2,14 +2,19 @@ package integration
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lectern/lectern/discovery"
 	"github.com/lectern/lectern/internal/demo"
+	"github.com/lectern/lectern/internal/server"
+	"github.com/lectern/lectern/limits"
+	"github.com/lectern/lectern/mcp"
 	"github.com/lectern/lectern/vocab"
 )
 
@@ -295,5 +300,55 @@ func TestAgentDocsPricingAndCoursePages(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || resp.Header.Get("ETag") == "" || resp.Header.Get("Content-Type") != "text/markdown; charset=utf-8" {
 		t.Errorf("HEAD pricing.md: %d %v", resp.StatusCode, resp.Header)
+	}
+}
+
+// /auth.md states every limit a client meets at the site, with the
+// values the server applies (platform defaults, the site's overrides,
+// the fixed ones), and says which refusals are not 429 (audit of issue
+// 14, finding 8).
+func TestAuthMDStatesTheLimitsAClientMeets(t *testing.T) {
+	if server.MaxBodyBytes != vocab.MaxBodyBytes || mcp.MaxBatch != vocab.MCPMaxBatch {
+		t.Fatalf("the limits /auth.md states (vocab: body %d, batch %d) are not the ones applied (server.MaxBodyBytes %d, mcp.MaxBatch %d)",
+			vocab.MaxBodyBytes, vocab.MCPMaxBatch, server.MaxBodyBytes, mcp.MaxBatch)
+	}
+	ts := startServer(t, backend{name: "embedded"}, withLimits(map[limits.Name]int{
+		limits.AuthorizePerSite: 9, limits.LoginFailuresPerIP: 40, limits.LoginChecksPerSite: 3,
+	}))
+	setProviderLimits(t, ts, demo.AcademySlug, map[string]int{string(limits.PendingAuthorizations): 77})
+	rows := []string{
+		"| Client registrations | 10 per minute per IP address at this site |",
+		"| Authorization requests that start a sign-in or fetch a Client ID Metadata Document not yet cached | 300 per minute per IP address (all sites together) |",
+		"| The same, from every address together | 9 per second |",
+		"| Authorization requests of a signed-in person that wait for consent or a new sign-in | 20 at once per person,",
+		"| Failed sign-ins for one account from one IP address | 10 per 15 minutes,",
+		"| Failed sign-ins from one IP address, any account | 40 per 15 minutes,",
+		"| Failed sign-ins for one account from anywhere | 100 per 15 minutes,",
+		"| Password checks (sign-ins) | 3 per second (per server) |",
+		"| Request bodies | 1 MiB (larger: `413`;",
+		"| MCP JSON-RPC batches | 10 messages at most (more: `400`",
+		"`503` with `Retry-After` when the server's password checks are all busy",
+	}
+	eventually(t, 10*time.Second, func() error {
+		_, _, md := ts.get(t, ts.academy(), vocab.AuthMDPath)
+		if !strings.Contains(string(md), "| Sign-ins in progress (authorization requests waiting for sign-in or consent, each kept 15 minutes) | 77 at once |") {
+			return errors.New("the academy's /auth.md does not show its own pending_authorizations (77) yet")
+		}
+		return nil
+	})
+	for _, origin := range []string{ts.academy(), ts.open()} {
+		_, _, md := ts.get(t, origin, vocab.AuthMDPath)
+		for _, row := range rows {
+			if !strings.Contains(string(md), row) {
+				t.Errorf("%s/auth.md lacks %q", origin, row)
+			}
+		}
+		if strings.Contains(string(md), "Beyond these the answer is `429`") {
+			t.Errorf("%s/auth.md says every limit answers 429", origin)
+		}
+	}
+	_, _, open := ts.get(t, ts.open(), vocab.AuthMDPath)
+	if !strings.Contains(string(open), "| Sign-ins in progress (authorization requests waiting for sign-in or consent, each kept 15 minutes) | 2000 at once |") {
+		t.Error("Open School's /auth.md does not show the platform default of pending_authorizations (2000)")
 	}
 }

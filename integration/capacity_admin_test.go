@@ -97,7 +97,7 @@ func TestOperatorsSetTheirSiteLimits(t *testing.T) {
 			return nil
 		})
 		_, _, md := ts.get(t, ts.open(), vocab.AuthMDPath)
-		if !strings.Contains(string(md), "| Client registrations | 2 per minute per IP address |") {
+		if !strings.Contains(string(md), "| Client registrations | 2 per minute per IP address at this site |") {
 			t.Fatalf("/auth.md does not show the site's registration limit:\n%s", md)
 		}
 		// An empty set hands every limit back to the platform default.
@@ -158,4 +158,24 @@ func TestSettingsPageSetsLimits(t *testing.T) {
 		lecturer := webSignIn(t, ts, ts.academy(), demo.LecturerEmail, demo.LecturerPassword)
 		lecturer.expectPost("/admin/settings/limits", url.Values{"csrf_token": {lecturer.csrf()}, "limit_token_per_client": {"300"}}, http.StatusForbidden)
 	})
+}
+
+// A limit's value of the wrong type is named as the other refusals name it
+// (overrides.<name>) and called what it is not: an integer (1.5 and
+// 99999999999999999999 are numbers). A name given twice is named so too.
+func TestLimitOverridesOfTheWrongType(t *testing.T) {
+	ts := startServer(t, backend{name: "embedded"}, nil)
+	write := admOwnerToken(t, ts, ts.open(), "school:write")
+	for _, c := range []struct{ body, field, message string }{
+		{`{"overrides":{"token_per_client":1.5}}`, "overrides.token_per_client", "must be an integer"},
+		{`{"overrides":{"register_per_ip":5,"token_per_client":99999999999999999999}}`, "overrides.token_per_client", "must be an integer"},
+		{`{"overrides":{"token_per_client":"5"}}`, "overrides.token_per_client", "must be an integer"},
+		{`{"overrides":{"token_per_client":5,"token_per_client":6}}`, "overrides.token_per_client", "is given more than once"},
+	} {
+		p := admProblem(t, admDo(t, ts, http.MethodPut, ts.open(), "/limits", write, []byte(c.body)), http.StatusBadRequest, c.field, c.body)
+		errs, _ := p["errors"].([]any)
+		if len(errs) != 1 || errs[0].(map[string]any)["message"] != c.message {
+			t.Fatalf("%s: errors %v, want %s %q", c.body, errs, c.field, c.message)
+		}
+	}
 }

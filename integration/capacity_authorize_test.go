@@ -9,9 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/lectern/lectern/internal/demo"
+	"github.com/lectern/lectern/internal/oauthtest"
 	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/vocab"
 )
 
 // Anonymous authorization requests (issue 14 part B, item 2): each stores
@@ -159,3 +163,52 @@ func TestSiteOverrideOfAnAuthorizeLimit(t *testing.T) {
 type errStatus int
 
 func (e errStatus) Error() string { return "status " + strconv.Itoa(int(e)) }
+
+// A signed-in person's authorizations are bounded per person (audit of
+// issue 14, finding 4): one session asking for consent 40 times stores at
+// most 20 requests (then 429 naming the person's own sign-ins), so it
+// cannot use up the site's cap of pending requests and lock anonymous
+// sign-ins out; a person opening a few applications at once is served.
+func TestSignedInAuthorizationsBoundedPerPerson(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ts := startServer(t, b, withLimits(map[limits.Name]int{limits.PendingAuthorizations: 30}))
+		f := newFlow(t, ts, ts.academy(), demo.MemberClientID, "openid", "account:read")
+		// Sign in (one pending request), and leave without consenting.
+		out, err := f.browser.Authorize(f.authURL(), oauthtest.Options{Email: demo.StudentEmail, Password: demo.StudentPassword, Decision: "deny"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Redirect == nil || out.Redirect.Query().Get("error") != "access_denied" {
+			t.Fatalf("sign-in and denial: %+v", out)
+		}
+		var stored, refused int
+		for i := range 40 {
+			p, err := f.browser.Get(f.authURL(oauth2.SetAuthURLParam("prompt", "consent")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case p.Status == http.StatusFound && strings.HasPrefix(p.Header.Get("Location"), "/consent?auth_request="):
+				if refused > 0 {
+					t.Fatalf("request %d stored after a refusal", i+1)
+				}
+				stored++
+			case p.Status == http.StatusTooManyRequests && p.Header.Get("Retry-After") != "" && hasText(p, "You have started too many sign-ins"):
+				refused++
+			default:
+				t.Fatalf("signed-in authorization %d: %d %q\n%s", i+1, p.Status, p.Header.Get("Location"), p.Body)
+			}
+		}
+		if stored != vocab.PendingPerPerson || refused != 40-vocab.PendingPerPerson {
+			t.Fatalf("one session asking 40 times: %d stored, %d refused; want %d and %d", stored, refused, vocab.PendingPerPerson, 40-vocab.PendingPerPerson)
+		}
+		for i := range 5 {
+			if p := anonymousAuthorize(t, ts, ts.academy(), nextSourceIP(), nil); p.Status != http.StatusFound {
+				t.Fatalf("anonymous sign-in %d after one session's 40 requests: %d, want 302 (the site's cap of 30 is not used up)\n%s", i+1, p.Status, p.Body)
+			}
+		}
+		// Another person at the same site is not affected by the first's bound.
+		g := newFlow(t, ts, ts.academy(), demo.MemberClientID, "openid", "account:read")
+		g.authorize(demo.OwnerEmail, demo.OwnerPassword)
+	})
+}

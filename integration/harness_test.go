@@ -60,6 +60,9 @@ type serverOptions struct {
 	// originPort, when set, means the demo is seeded already for that port
 	// (a second replica on the same stores).
 	originPort int
+	// passwords are the argon2id parameters of new passwords; nil:
+	// fastPasswords.
+	passwords *password.Params
 }
 
 func startServer(t *testing.T, b backend, o *serverOptions) *testServer {
@@ -91,6 +94,9 @@ func startServer(t *testing.T, b backend, o *serverOptions) *testServer {
 		t.Fatal(err)
 	}
 	a.Platform.PasswordParams = fastPasswords
+	if o.passwords != nil {
+		a.Platform.PasswordParams = *o.passwords
+	}
 	// Every key any request builds must carry a Redis Cluster hash tag.
 	tags := storagetest.NewTagChecker(a.Cache)
 	a.Cache, a.Platform.Cache = tags, tags

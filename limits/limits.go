@@ -27,10 +27,13 @@ const (
 	RegisterPerIP Name = "register_per_ip"
 	// AuthorizePerIP: anonymous authorization requests (no session yet)
 	// per minute per IP, at every site together: what one address may
-	// make the cache hold, whatever the number of sites.
+	// make the cache hold, whatever the number of sites. An authorization
+	// that makes the server fetch a Client ID Metadata Document not yet
+	// cached is charged before the fetch, session or not (once: not again
+	// when it is stored).
 	AuthorizePerIP Name = "authorize_per_ip"
 	// AuthorizePerSite: anonymous authorization requests per second per
-	// site.
+	// site, and document fetches as for AuthorizePerIP.
 	AuthorizePerSite Name = "authorize_per_site"
 	// PendingAuthorizations: sign-ins in progress (authorization requests
 	// waiting for sign-in or consent) a site holds at once.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+
+	"github.com/lectern/lectern/vocab"
 )
 
 // MaxBatch is the most messages one JSON-RPC batch may carry (DESIGN §11).
@@ -13,7 +15,7 @@ import (
 // anonymous batch of 8,000 tools/call once cost 640 MB and slowed every
 // other site of the replica: each message is a tool call with its own
 // database reads, so the batch, not the body size, is the unit of work.
-const MaxBatch = 10
+const MaxBatch = vocab.MCPMaxBatch
 
 // Protocol revisions that decide how a batch is treated.
 const (

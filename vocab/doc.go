@@ -5,7 +5,8 @@
 // description reads (ErrorDescription: the wiring's and mcp's rewrites of
 // library error texts), the MCP tool list that /auth.md prints, and the
 // address of a person's picture at a site (the picture claim, and the
-// avatars web serves).
+// avatars web serves), and the fixed limits a client meets, which the
+// package applying each and /auth.md share.
 //
 // It is a leaf, as dex's server/reqctx is: it imports only the standard
 // library, so authserver, discovery, mcp, web and the wiring can all use the

@@ -14,9 +14,12 @@
 //
 // Valid documents are cached platform-wide (site 0) in storage.Cache for
 // their Cache-Control max-age, clamped to [5 minutes, 24 hours]; failures and
-// invalid documents are never cached. Whether a document's host is allowed
-// at a site (cimd_hosts, cimd_open) and which scopes an unreviewed client may
-// get are the caller's decisions, not this package's.
+// invalid documents are not cached here (the caller keeps them briefly, per
+// site: authserver's CIMDClients). Whether a document's host is allowed at a
+// site (cimd_hosts, cimd_open), which scopes an unreviewed client may get,
+// and who may make the server fetch at all (FetchAdmitted: the caller
+// charges its rate limits before a fetch) are the caller's decisions, not
+// this package's.
 //
 // cimd imports storage, tenant and authserver/clientmeta (the redirect-URI,
 // host and name rules every client follows) of ours and nothing else; in

@@ -153,6 +153,15 @@ func cacheKey(clientID string) string {
 // fetched. Concurrent fetches of one URL share one request. Errors are
 // *Error; their Description may be shown to the person authorizing.
 func (f *Fetcher) Fetch(ctx context.Context, clientID string) (*Document, error) {
+	return f.FetchAdmitted(ctx, clientID, nil)
+}
+
+// FetchAdmitted is Fetch, but when the document is not in the cache it
+// first asks admit (if not nil) whether the caller may make the server
+// fetch it: the URL is the caller's choice and may change on every
+// request, so the cache alone does not bound the fetches a stranger can
+// cause. An error from admit is returned as it is, and nothing is fetched.
+func (f *Fetcher) FetchAdmitted(ctx context.Context, clientID string, admit func(context.Context) error) (*Document, error) {
 	u, err := ValidateClientIDURL(clientID)
 	if err != nil {
 		return nil, err
@@ -176,6 +185,11 @@ func (f *Fetcher) Fetch(ctx context.Context, clientID string) (*Document, error)
 		f.log.Warn("cimd: reading the document cache failed", "client_id", clientID, "error", err)
 	}
 
+	if admit != nil {
+		if err := admit(ctx); err != nil {
+			return nil, err
+		}
+	}
 	// The shared fetch must not die with whichever caller started it, so it
 	// runs on its own deadline; each caller still waits only as long as its
 	// own context allows.

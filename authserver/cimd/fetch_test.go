@@ -303,6 +303,46 @@ func TestFetchFailureNotCached(t *testing.T) {
 	}
 }
 
+// TestFetchAdmitted: admit is asked before a fetch, never for a cached
+// document, and its refusal is returned as it is without a request to the
+// document's server (the authorization endpoint charges its rate limits
+// there).
+func TestFetchAdmitted(t *testing.T) {
+	e := newEnv(t, Options{Cache: memCache(t), AllowLoopbackForTests: true})
+	var srv *testServer
+	srv = newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(mustJSON(t, validDoc(srv.url(testHost, r.URL.Path))))
+	}))
+	refused := errors.New("refused")
+	var asked int
+	admit := func(ok bool) func(context.Context) error {
+		return func(context.Context) error {
+			asked++
+			if !ok {
+				return refused
+			}
+			return nil
+		}
+	}
+	clientID := srv.url(testHost, "/client.json")
+	if _, err := e.f.FetchAdmitted(t.Context(), clientID, admit(false)); err != refused {
+		t.Fatalf("refused admission: err = %v, want admit's error as it is", err)
+	}
+	if n := srv.hits.Load(); n != 0 || asked != 1 {
+		t.Fatalf("refused admission: %d requests to the document's server, admit asked %d times; want 0 and 1", n, asked)
+	}
+	if _, err := e.f.FetchAdmitted(t.Context(), clientID, admit(true)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.f.FetchAdmitted(t.Context(), clientID, admit(false)); err != nil {
+		t.Fatalf("a cached document: %v; admit must not be asked", err)
+	}
+	if n := srv.hits.Load(); n != 1 || asked != 2 {
+		t.Fatalf("%d requests to the document's server, admit asked %d times; want 1 and 2 (the cached document costs neither)", n, asked)
+	}
+}
+
 // TestFetchCoalesces: concurrent fetches of one URL make one request, and
 // each caller gets its own copy.
 func TestFetchCoalesces(t *testing.T) {

@@ -85,7 +85,18 @@ func (g *Gate) Verify(ctx context.Context, key, password, encoded string) error 
 // It lets a caller do something between admission and the hash (the
 // sign-in throttle reserves its slot there).
 func (g *Gate) Acquire(ctx context.Context, key, encoded string) (release func(), err error) {
-	w := min(max(1, threadsOf(encoded)), g.capacity)
+	return g.acquireThreads(ctx, key, threadsOf(encoded))
+}
+
+// AcquireHash is Acquire for hashing a new password under p (a sign-up,
+// a reset): the same argon2id work as a check, so it waits in the same
+// queues and weighs p's parallelism.
+func (g *Gate) AcquireHash(ctx context.Context, key string, p Params) (release func(), err error) {
+	return g.acquireThreads(ctx, key, int(p.Threads))
+}
+
+func (g *Gate) acquireThreads(ctx context.Context, key string, threads int) (release func(), err error) {
+	w := min(max(1, threads), g.capacity)
 	if err := g.acquire(ctx, key, w); err != nil {
 		return nil, err
 	}

@@ -104,6 +104,11 @@ type Refusal struct {
 	message string
 }
 
+// Error makes a refusal an error, so that it can come back through code
+// that returns errors (internal/platform's account flows hash through
+// Hash); errors.As finds it.
+func (f *Refusal) Error() string { return "throttle: refused (" + f.Reason + ")" }
+
 // RetryAfter is the value of the Retry-After header: whole seconds, at
 // least 1.
 func (f *Refusal) RetryAfter() string { return strconv.Itoa(max(1, int(f.Retry.Seconds()+0.999))) }
@@ -190,19 +195,11 @@ func accountWait(failures, ceiling int) time.Duration {
 // when the pair's limit was reached meanwhile or the gate is full, or
 // another error when the cache cannot answer.
 func (t *Throttle) Check(ctx context.Context, a *Attempt, pw, hash string) (*Refusal, error) {
-	// The site's share of this replica's hashing: a flood at one site is
-	// spaced out here, before it queues for the gate every site shares.
-	if ok, retry := t.budget.Take(ctx, 1); !ok {
-		return &Refusal{http.StatusTooManyRequests, retry, "busy",
-			"Too many sign-ins at this site right now. Please try again in a few seconds."}, nil
-	}
-	release, err := t.gate.Acquire(ctx, strconv.FormatInt(int64(a.site.ID), 10), hash)
-	if errors.Is(err, password.ErrBusy) {
-		return &Refusal{http.StatusServiceUnavailable, 2 * time.Second, "busy",
-			"Too many sign-ins are being checked right now. Please try again in a few seconds."}, nil
-	}
-	if err != nil {
-		return nil, err
+	release, refusal, err := t.admitWork(ctx, signInBusy, func() (func(), error) {
+		return t.gate.Acquire(ctx, gateKey(a.site), hash)
+	})
+	if refusal != nil || err != nil {
+		return refusal, err
 	}
 	defer release()
 	n, err := t.cache.Incr(ctx, a.pair, a.window)
@@ -213,6 +210,74 @@ func (t *Throttle) Check(ctx context.Context, a *Attempt, pw, hash string) (*Ref
 		return tooManyForPair(a), nil
 	}
 	return nil, password.Verify(pw, hash)
+}
+
+// busyWords are the sentences of the two capacity refusals: the site's
+// check budget spent (429) and the gate's queue full (503).
+type busyWords struct{ site, gate string }
+
+var (
+	signInBusy = busyWords{
+		site: "Too many sign-ins at this site right now. Please try again in a few seconds.",
+		gate: "Too many sign-ins are being checked right now. Please try again in a few seconds.",
+	}
+	newPasswordBusy = busyWords{
+		site: "Too many passwords are being set at this site right now. Please try again in a few seconds.",
+		gate: "Too many passwords are being processed right now. Please try again in a few seconds.",
+	}
+)
+
+// admitWork admits one argon2id hash or check for the site of ctx: the
+// site's share of this replica's hashing (login_checks_per_site), so that
+// a flood at one site is spaced out before it queues for the gate every
+// site shares, then the gate (acquire). A refusal: nothing may run.
+func (t *Throttle) admitWork(ctx context.Context, words busyWords, acquire func() (func(), error)) (func(), *Refusal, error) {
+	if ok, retry := t.budget.Take(ctx, 1); !ok {
+		return nil, &Refusal{http.StatusTooManyRequests, retry, "busy", words.site}, nil
+	}
+	release, err := acquire()
+	if errors.Is(err, password.ErrBusy) {
+		// Load shed by design: logged as a warning, not as a failure.
+		tenant.Shed(ctx)
+		return nil, &Refusal{http.StatusServiceUnavailable, 2 * time.Second, "busy", words.gate}, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return release, nil, nil
+}
+
+func gateKey(site *tenant.Site) string { return strconv.FormatInt(int64(site.ID), 10) }
+
+// Hash hashes a new password someone typed at site (a sign-up, a reset,
+// an invitation accepted with a new account) under p. It is the same
+// argon2id work as a check, so it spends the site's check budget and
+// waits for the gate as a sign-in does, with the same refusals (429 when
+// the budget is spent, 503 when the gate's queue is full; nothing was
+// hashed). Nothing is counted against an account: no password is
+// checked.
+func (t *Throttle) Hash(ctx context.Context, site *tenant.Site, pw string, p password.Params) (string, *Refusal, error) {
+	release, refusal, err := t.admitWork(ctx, newPasswordBusy, func() (func(), error) {
+		return t.gate.AcquireHash(ctx, gateKey(site), p)
+	})
+	if refusal != nil || err != nil {
+		return "", refusal, err
+	}
+	defer release()
+	hash, err := password.Hash(pw, p)
+	return hash, nil, err
+}
+
+// Hasher is Hash at site for code that reports everything as an error
+// (internal/platform's Hasher): a refusal comes back as its *Refusal.
+func (t *Throttle) Hasher(site *tenant.Site) func(ctx context.Context, pw string, p password.Params) (string, error) {
+	return func(ctx context.Context, pw string, p password.Params) (string, error) {
+		hash, refusal, err := t.Hash(ctx, site, pw, p)
+		if refusal != nil {
+			return "", refusal
+		}
+		return hash, err
+	}
 }
 
 // Failed records a failed check against the account and the IP (the pair

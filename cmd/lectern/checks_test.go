@@ -231,8 +231,10 @@ func TestEnvironmentValuesAreChecked(t *testing.T) {
 		{"LECTERN_PPROF", "on", 2},
 		{"LECTERN_SITE_CACHE_TTL", "5", 2},
 		{"LECTERN_LIMIT_TOKEN_PER_CLIENT", "abc", 2},
-		{"LECTERN_LIMIT_TOKEN_PER_CLIENT", "0", 1},
-		{"LECTERN_SESSIONS_PER_ACCOUNT", "0", 1},
+		{"LECTERN_LIMIT_TOKEN_PER_CLIENT", "0", 2},
+		{"LECTERN_SESSIONS_PER_ACCOUNT", "0", 2},
+		{"LECTERN_PASSWORD_CHECKS", "-2", 2},
+		{"LECTERN_PASSWORD_QUEUE", "-3", 2},
 	} {
 		c := newCLI(t, false)
 		c.env[tc.env] = tc.value
@@ -241,6 +243,26 @@ func TestEnvironmentValuesAreChecked(t *testing.T) {
 	c := newCLI(t, false)
 	c.env["LECTERN_REDIS_ALLOW_EVICTION"] = "yes"
 	c.fails(2, "LECTERN_REDIS_ALLOW_EVICTION", "site", "list")
+}
+
+// The password gate's flags are checked as the limits are: a value below
+// 1 (which the gate would have replaced with its default without a word;
+// --password-queue 0 does not mean "no queue") or absurdly high is a
+// usage error naming the flag, its variable and the range.
+func TestPasswordGateFlagsAreChecked(t *testing.T) {
+	for _, tc := range []struct{ flag, value, want string }{
+		{"--password-checks", "0", "--password-checks (LECTERN_PASSWORD_CHECKS) must be between 1 and 1024"},
+		{"--password-checks", "-2", "--password-checks (LECTERN_PASSWORD_CHECKS) must be between 1 and 1024"},
+		{"--password-checks", "5000", "--password-checks (LECTERN_PASSWORD_CHECKS) must be between 1 and 1024"},
+		{"--password-queue", "0", "--password-queue (LECTERN_PASSWORD_QUEUE) must be between 1 and 1000"},
+		{"--password-queue", "-3", "--password-queue (LECTERN_PASSWORD_QUEUE) must be between 1 and 1000"},
+		{"--password-queue", "1001", "--password-queue (LECTERN_PASSWORD_QUEUE) must be between 1 and 1000"},
+	} {
+		t.Run(tc.flag+"="+tc.value, func(t *testing.T) {
+			c := newCLI(t, false)
+			c.fails(2, tc.want, "serve", "--addr", "127.0.0.1:0", "--metrics-addr", "", tc.flag, tc.value)
+		})
+	}
 }
 
 // serve with the seed off runs on an ephemeral port (tests, sidecars).

@@ -122,8 +122,8 @@ func TestCLI(t *testing.T) {
 			if key["state"] != "next" || key["kid"] == "" || key["alg"] != "ES256" {
 				t.Fatalf("rotated key %v", key)
 			}
-			c.fails(1, "--sessions-per-account (LECTERN_SESSIONS_PER_ACCOUNT) must be between 1 and", "serve", "--sessions-per-account", "0")
-			c.fails(1, "--sessions-per-account (LECTERN_SESSIONS_PER_ACCOUNT) must be between 1 and", "serve", "--sessions-per-account", "20000")
+			c.fails(2, "--sessions-per-account (LECTERN_SESSIONS_PER_ACCOUNT) must be between 1 and", "serve", "--sessions-per-account", "0")
+			c.fails(2, "--sessions-per-account (LECTERN_SESSIONS_PER_ACCOUNT) must be between 1 and", "serve", "--sessions-per-account", "20000")
 			c.fails(2, "unknown command", "frobnicate")
 			c.fails(2, "usage", "site")
 			if code, _, _ := c.run(); code != 2 {

@@ -87,10 +87,10 @@ func (c *config) serving(fs *cmdFlags) {
 	fs.str(&c.SMTPURL, "smtp-url", "LECTERN_SMTP_URL", "", "SMTP server of the account mail: smtp://user:pass@host:port (STARTTLS when offered; ?starttls=required to insist) or smtps://... (implicit TLS); empty: each message is logged and written to <data-dir>/outbox/*.eml")
 	fs.str(&c.MailFrom, "mail-from", "LECTERN_MAIL_FROM", "no-reply@localhost", "sender address of the account mail, unless a site sets its own (lectern site update --mail-from-address)")
 	fs.integer(&c.PasswordChecks, "password-checks", "LECTERN_PASSWORD_CHECKS", runtime.GOMAXPROCS(0),
-		"argon2id threads that may run at once (a sign-in's check takes 2), shared fairly between sites")
+		fmt.Sprintf("argon2id threads that may run at once (a sign-in's check takes 2, as does a new password's hash), shared fairly between sites (1 to %d)", maxPasswordChecks))
 	fs.defs["password-checks"] = "one per core"
 	fs.integer(&c.PasswordQueue, "password-queue", "LECTERN_PASSWORD_QUEUE", 4,
-		"sign-ins of one site that may wait for a password check; beyond it the sign-in page answers 503, try again")
+		fmt.Sprintf("sign-ins (and new passwords) of one site that may wait for a password check; beyond it the page answers 503, try again; at most max(64, 8 × this) wait over all sites (1 to %d)", maxPasswordQueue))
 	fs.group("Limits (platform defaults; sites override them: lectern site update --limit, the admin API, the admin area)", func() {
 		c.limitValues = map[limits.Name]*int{}
 		for _, l := range limits.All {
@@ -106,25 +106,51 @@ func (c *config) serving(fs *cmdFlags) {
 	})
 }
 
-// applyLimits copies the parsed --limit-* flags into Config.Limits.
 // maxSessionsPerAccount bounds --sessions-per-account: signing in lists an
 // account's sessions once it holds more than the bound.
 const maxSessionsPerAccount = 10000
 
+// maxPasswordChecks and maxPasswordQueue bound the password gate's flags.
+// Below 1 there is no gate (password.NewGate would take its default
+// without a word); far above the cores and the memory (64 MiB a hash) a
+// replica has, the gate bounds nothing.
+const (
+	maxPasswordChecks = 1024
+	maxPasswordQueue  = 1000
+)
+
+// applyLimits checks the limits and the password gate's flags and copies
+// the parsed --limit-* flags into Config.Limits. A value out of range is
+// a usage error (exit 2), as a value that does not parse is: it prints
+// the flag, its variable and the range, and returns errUsage.
 func (c *config) applyLimits(fs *cmdFlags) error {
+	outOfRange := func(flag string, lo, hi int) error {
+		fmt.Fprintf(fs.Output(), "%s: %s must be between %d and %d\n", fs.Name(), fs.envName(flag), lo, hi)
+		return errUsage
+	}
 	c.Limits.Defaults = map[limits.Name]int{}
-	for name, v := range c.limitValues {
-		if *v < 1 || *v > limits.MaxValue {
-			l, _ := limits.Lookup(string(name))
-			return fmt.Errorf("%s must be between 1 and %d", fs.envName(l.Flag), limits.MaxValue)
+	for _, l := range limits.All {
+		v, ok := c.limitValues[l.Name]
+		if !ok {
+			continue
 		}
-		c.Limits.Defaults[name] = *v
+		if *v < 1 || *v > limits.MaxValue {
+			return outOfRange(l.Flag, 1, limits.MaxValue)
+		}
+		c.Limits.Defaults[l.Name] = *v
 	}
 	if c.Limits.CeilingFactor < 1 {
-		return fmt.Errorf("%s must be at least 1", fs.envName("limit-ceiling-factor"))
+		fmt.Fprintf(fs.Output(), "%s: %s must be at least 1\n", fs.Name(), fs.envName("limit-ceiling-factor"))
+		return errUsage
 	}
 	if c.SessionsPerAccount < 1 || c.SessionsPerAccount > maxSessionsPerAccount {
-		return fmt.Errorf("%s must be between 1 and %d", fs.envName("sessions-per-account"), maxSessionsPerAccount)
+		return outOfRange("sessions-per-account", 1, maxSessionsPerAccount)
+	}
+	if c.PasswordChecks < 1 || c.PasswordChecks > maxPasswordChecks {
+		return outOfRange("password-checks", 1, maxPasswordChecks)
+	}
+	if c.PasswordQueue < 1 || c.PasswordQueue > maxPasswordQueue {
+		return outOfRange("password-queue", 1, maxPasswordQueue)
 	}
 	return nil
 }

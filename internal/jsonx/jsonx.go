@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -13,45 +15,108 @@ import (
 // repeats, at any depth, and whether there is one. Data that is not JSON
 // has none to report (the caller's decoder refuses it).
 func DuplicateKey(data []byte) (string, bool) {
+	path, dup := duplicate(data)
+	if !dup {
+		return "", false
+	}
+	return path[len(path)-1], true
+}
+
+// DuplicatePath is DuplicateKey naming the member by its path from the
+// top: the names of the objects it is in, joined with dots, with an
+// array element's index in brackets ("overrides.token_per_client",
+// "items[2].name").
+func DuplicatePath(data []byte) (string, bool) {
+	path, dup := duplicate(data)
+	if !dup {
+		return "", false
+	}
+	var b strings.Builder
+	for _, p := range path {
+		if b.Len() > 0 && !strings.HasPrefix(p, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(p)
+	}
+	return b.String(), true
+}
+
+// duplicate returns the path of the first repeated member: the names of
+// the enclosing members and "[i]" for array elements, ending with the
+// repeated name.
+func duplicate(data []byte) ([]string, bool) {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
-	// One entry per open object or array: the names seen in an object
-	// (nil for an array); expectKey says an object awaits a name next.
-	var stack []map[string]bool
+	// One frame per open object or array: the names seen in an object
+	// (nil for an array), the frame's own name in the path, and an
+	// array's next index. expectKey says an object awaits a name next.
+	type frame struct {
+		seen map[string]bool
+		at   string // this object's or array's step in the path
+		next int    // an array's next element
+		key  string // an object's current member
+	}
+	var stack []*frame
 	expectKey := false
+	path := func(last string) []string {
+		var out []string
+		for i, f := range stack {
+			if i > 0 || f.at != "" {
+				out = append(out, f.at)
+			}
+		}
+		return append(out, last)
+	}
+	// step is the path step of the value about to start in the
+	// innermost frame.
+	step := func() string {
+		if len(stack) == 0 {
+			return ""
+		}
+		f := stack[len(stack)-1]
+		if f.seen == nil {
+			s := "[" + strconv.Itoa(f.next) + "]"
+			f.next++
+			return s
+		}
+		return f.key
+	}
 	for {
 		tok, err := d.Token()
 		if errors.Is(err, io.EOF) || err != nil {
-			return "", false
+			return nil, false
 		}
 		if expectKey {
 			if delim, ok := tok.(json.Delim); ok && delim == '}' {
 				stack = stack[:len(stack)-1]
-				expectKey = len(stack) > 0 && stack[len(stack)-1] != nil
+				expectKey = len(stack) > 0 && stack[len(stack)-1].seen != nil
 				continue
 			}
 			name, _ := tok.(string)
-			seen := stack[len(stack)-1]
-			if seen[name] {
-				return name, true
+			f := stack[len(stack)-1]
+			if f.seen[name] {
+				return path(name), true
 			}
-			seen[name] = true
+			f.seen[name] = true
+			f.key = name
 			expectKey = false
 			continue
 		}
 		switch tok {
 		case json.Delim('{'):
-			stack = append(stack, map[string]bool{})
+			stack = append(stack, &frame{seen: map[string]bool{}, at: step()})
 			expectKey = true
 			continue
 		case json.Delim('['):
-			stack = append(stack, nil)
+			stack = append(stack, &frame{at: step()})
 		case json.Delim(']'):
 			stack = stack[:len(stack)-1]
+		default:
+			step() // a scalar takes its array index
 		}
 		// After a value (or an array's end) inside an object, a name comes
 		// next.
-		expectKey = len(stack) > 0 && stack[len(stack)-1] != nil
+		expectKey = len(stack) > 0 && stack[len(stack)-1].seen != nil
 	}
 }
 

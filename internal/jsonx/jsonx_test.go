@@ -25,6 +25,30 @@ func TestDuplicateKey(t *testing.T) {
 	}
 }
 
+// DuplicatePath names the repeated member by where it is, as the admin
+// API names fields ("overrides.token_per_client").
+func TestDuplicatePath(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want string
+	}{
+		{`{"query":"a","query":"b"}`, "query"},
+		{`{"overrides":{"token_per_client":5,"token_per_client":6}}`, "overrides.token_per_client"},
+		{`{"a":1,"b":{"c":1,"c":2}}`, "b.c"},
+		{`{"a":[{"x":1},{"x":2,"x":3}]}`, "a[1].x"},
+		{`{"a":[1,[2],{"x":2,"x":3}]}`, "a[2].x"},
+		{`{"a":{"b":1},"b":2,"a":3}`, "a"},
+		{`[{"k":1},{"k":1,"k":2}]`, "[1].k"},
+		{`{"a":{"k":1},"b":{"k":1}}`, ""},
+		{`not json`, ""},
+	} {
+		got, found := DuplicatePath([]byte(c.in))
+		if got != c.want || found != (c.want != "") {
+			t.Errorf("DuplicatePath(%s) = %q, %v; want %q", c.in, got, found, c.want)
+		}
+	}
+}
+
 // Text a decoder would change (not UTF-8, a lone surrogate escape) is
 // reported; every other string, escapes and pairs included, is not.
 func TestBadText(t *testing.T) {

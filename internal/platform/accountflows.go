@@ -21,13 +21,24 @@ func (p *Platform) AllowMail(ctx context.Context, purpose, email string) error {
 	return p.allowMail(ctx, purpose, email)
 }
 
-// HashPassword checks and hashes a new password. Forms that must take as
-// long whether or not an account exists call it in either case.
-func (p *Platform) HashPassword(pw string) (string, error) {
+// Hasher hashes a new password under params. The forms a stranger can
+// send pass one that shares the sign-in checks' bounds (the password
+// gate and the site's check budget: authserver/throttle's Hash), whose
+// refusals come back as its errors; nil hashes at once (the CLI, the
+// demo seed).
+type Hasher func(ctx context.Context, pw string, params password.Params) (string, error)
+
+// HashPassword checks and hashes a new password with hash (nil: at once).
+// Forms that must take as long whether or not an account exists call it
+// in either case.
+func (p *Platform) HashPassword(ctx context.Context, pw string, hash Hasher) (string, error) {
 	if err := CheckPassword(pw); err != nil {
 		return "", err
 	}
-	return password.Hash(pw, p.PasswordParams)
+	if hash == nil {
+		return password.Hash(pw, p.PasswordParams)
+	}
+	return hash(ctx, pw, p.PasswordParams)
 }
 
 // RequestPasswordReset mails a reset link to the account with email, if
@@ -72,13 +83,14 @@ type SessionEnder interface {
 // account; the address counts as
 // verified (the link reached it); every browser session of the account
 // ends and every grant at every site is revoked, so that whoever knew the
-// old password is shut out at once.
-func (p *Platform) ResetPassword(ctx context.Context, site tenant.ID, tok, newPassword string, sessions SessionEnder, rev Revoker, now time.Time) (*storage.User, error) {
+// old password is shut out at once. The new password is hashed with
+// hasher (HashPassword).
+func (p *Platform) ResetPassword(ctx context.Context, site tenant.ID, tok, newPassword string, hasher Hasher, sessions SessionEnder, rev Revoker, now time.Time) (*storage.User, error) {
 	t, err := p.ResetLink(ctx, site, tok, now)
 	if err != nil {
 		return nil, err
 	}
-	hash, err := p.HashPassword(newPassword)
+	hash, err := p.HashPassword(ctx, newPassword, hasher)
 	if err != nil {
 		return nil, err
 	}

@@ -144,13 +144,14 @@ func (p *Platform) InvitationByLink(ctx context.Context, site tenant.ID, tok str
 
 // AcceptInvitationNew accepts the invitation of the link with a new
 // account (name and password). When an account with the address appeared
-// meanwhile, it is storage.ErrConflict: the person signs in instead.
-func (p *Platform) AcceptInvitationNew(ctx context.Context, site tenant.ID, tok, name, pw string, now time.Time) (*storage.User, error) {
+// meanwhile, it is storage.ErrConflict: the person signs in instead. The
+// password is hashed with hash (HashPassword).
+func (p *Platform) AcceptInvitationNew(ctx context.Context, site tenant.ID, tok, name, pw string, hash Hasher, now time.Time) (*storage.User, error) {
 	inv, err := p.InvitationByLink(ctx, site, tok, now)
 	if err != nil {
 		return nil, err
 	}
-	u, err := p.newUser(inv.Email, name, pw)
+	u, err := p.newUser(ctx, inv.Email, name, pw, hash)
 	if err != nil {
 		return nil, err
 	}

@@ -115,7 +115,7 @@ func (p *Platform) CreateUser(ctx context.Context, email, name, picture, pw stri
 	if err := CheckPicture(picture); err != nil {
 		return nil, err
 	}
-	u, err := p.newUser(email, name, pw)
+	u, err := p.newUser(ctx, email, name, pw, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -164,8 +164,9 @@ func isText(s string) bool {
 	return true
 }
 
-// newUser validates and hashes a new account (not stored).
-func (p *Platform) newUser(email, name, pw string) (*storage.User, error) {
+// newUser validates a new account and hashes its password with hash
+// (HashPassword); it is not stored.
+func (p *Platform) newUser(ctx context.Context, email, name, pw string, hash Hasher) (*storage.User, error) {
 	// One address check for every way an account is made (the CLI, the
 	// admin area and API, invitations, sign-up): "@" or "x@y@z" would be
 	// an account no reset link can reach.
@@ -182,14 +183,14 @@ func (p *Platform) newUser(email, name, pw string) (*storage.User, error) {
 	if utf8.RuneCountInString(name) > maxName {
 		return nil, fmt.Errorf("%w: name must have at most %d characters", ErrInvalid, maxName)
 	}
-	if err := CheckPassword(pw); err != nil {
+	// CheckPassword (in HashPassword) bounds the length, the only input
+	// password.Hash refuses: its errors, and a Hasher's refusals, pass
+	// through as they are.
+	ph, err := p.HashPassword(ctx, pw, hash)
+	if err != nil {
 		return nil, err
 	}
-	hash, err := password.Hash(pw, p.PasswordParams)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	return &storage.User{ID: NewUserID(), Email: email, Name: name, PasswordHash: hash}, nil
+	return &storage.User{ID: NewUserID(), Email: email, Name: name, PasswordHash: ph}, nil
 }
 
 // GrantRole gives the user with email a role at site.

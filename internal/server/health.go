@@ -44,7 +44,11 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	code, desc := http.StatusInternalServerError, "internal error"
 	errCode := "server_error"
 	var he *echo.HTTPError
+	var tooLarge *http.MaxBytesError
 	switch {
+	case errors.As(err, &tooLarge):
+		// A handler that returns its body's read error (bodyLimit).
+		code, errCode = http.StatusRequestEntityTooLarge, tenant.ErrorCode(http.StatusRequestEntityTooLarge)
 	case errors.As(err, &he):
 		code = he.Code
 		desc = http.StatusText(code)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -61,7 +62,7 @@ func (s *Server) prepare(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Response().Header().Set(echo.HeaderXRequestID, id)
 		dl := newDeadlineCtx(r.Context(), deadlineFor(r))
 		defer dl.release()
-		ctx := tenant.WithRequestID(dl, id)
+		ctx := tenant.WithOutcome(tenant.WithRequestID(dl, id))
 		if !processPaths[r.URL.Path] {
 			var ok bool
 			if ctx, ok = s.resolver.Admit(ctx, c.Response(), r, &s.siteOptions); !ok {
@@ -94,10 +95,7 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err)
 		}
 		r := c.Request()
-		level := slog.LevelInfo
-		if c.Response().Status >= 500 {
-			level = slog.LevelError
-		}
+		level := accessLevel(r.Context(), c.Response().Status)
 		// The path only: query strings can carry codes and state.
 		s.app.Logger.LogAttrs(r.Context(), level, "request",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
@@ -105,6 +103,21 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 			slog.String("remote", c.RealIP()))
 		return nil
 	}
+}
+
+// accessLevel is the level of a request's access-log line: ERROR for a
+// failure of ours (5xx), but a WARN for a 503 shed by design (the password
+// gate's "busy, retry after 2 s": tenant.Shed), which a sign-in flood
+// brings by the hundred and is no fault to alert on; INFO for the rest,
+// refusals with 429 among them.
+func accessLevel(ctx context.Context, status int) slog.Level {
+	switch {
+	case status == http.StatusServiceUnavailable && tenant.WasShed(ctx):
+		return slog.LevelWarn
+	case status >= 500:
+		return slog.LevelError
+	}
+	return slog.LevelInfo
 }
 
 func (s *Server) metrics() echo.MiddlewareFunc {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -105,11 +104,8 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	}
 	isPicture := func(c echo.Context) bool { return isPictureUpload(c.Request()) }
 	e.Use(s.metrics(), traceRoute,
-		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: byteLimit(MaxBodyBytes), Skipper: func(c echo.Context) bool { return isUpload(c) || isPicture(c) }}),
-		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
-			Limit:   byteLimit(adminapi.UploadBodyLimit),
-			Skipper: func(c echo.Context) bool { return !isUpload(c) },
-		}),
+		bodyLimit(MaxBodyBytes, func(c echo.Context) bool { return isUpload(c) || isPicture(c) }),
+		bodyLimit(adminapi.UploadBodyLimit, func(c echo.Context) bool { return !isUpload(c) }),
 		securityHeaders)
 	if a.Config.AccessLog {
 		e.Use(s.accessLog)
@@ -166,10 +162,32 @@ func New(ctx context.Context, a *App) (*Server, error) {
 // and the 413 answer say (mcp reads at most as much).
 const MaxBodyBytes = 1 << 20
 
-// byteLimit spells n bytes for echo's BodyLimit. Its size suffixes are
-// decimal ("1M" is 1,000,000 bytes, not 1 MiB), so the limit is given in
-// bytes, exactly.
-func byteLimit(n int) string { return strconv.Itoa(n) + "B" }
+// bodyLimit caps request bodies at n bytes, unless skip: a declared
+// length beyond it is refused at once (413), and a chunked body is read
+// through http.MaxBytesReader, whose *http.MaxBytesError the handlers
+// recognise (errors.As) to answer 413 in their own format: a form
+// endpoint's JSON, a page's HTML. echo's BodyLimit fails the read with an
+// echo.HTTPError, which the handlers outside echo cannot tell from a
+// malformed body (they answered 400), and spells sizes in decimal ("1M"
+// is 1,000,000 bytes).
+func bodyLimit(n int, skip func(echo.Context) bool) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if skip(c) {
+				return next(c)
+			}
+			r := c.Request()
+			if r.Body == nil || r.Body == http.NoBody { // a GET: nothing to bound
+				return next(c)
+			}
+			if r.ContentLength > int64(n) {
+				return echo.ErrStatusRequestEntityTooLarge
+			}
+			r.Body = http.MaxBytesReader(c.Response().Writer, r.Body, int64(n))
+			return next(c)
+		}
+	}
+}
 
 // buildHandlers makes what several routes share: the access-token
 // verifier, the browser sessions, and the authorization server.
