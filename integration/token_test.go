@@ -23,6 +23,25 @@ func TestTokenErrors(t *testing.T) {
 		ts.srv.Auth().SetCodeLifetime(time.Second)
 		token := ts.academy() + vocab.TokenPath
 		member := func() *flow { return newFlow(t, ts, ts.academy(), demo.MemberClientID, "openid", "account:read") }
+		// studentTokens is a member flow and the student's tokens from it.
+		studentTokens := func(t *testing.T) (*flow, *oauth2.Token) {
+			t.Helper()
+			f := member()
+			tok, err := f.exchange(f.authorize(demo.StudentEmail, demo.StudentPassword))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f, tok
+		}
+		// refreshed is the answer to a refresh with rt.
+		refreshed := func(t *testing.T, f *flow, rt string) *oauth2.Token {
+			t.Helper()
+			next, err := f.conf.TokenSource(f.ctx, &oauth2.Token{RefreshToken: rt}).Token()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return next
+		}
 
 		t.Run("code replay revokes the first tokens", func(t *testing.T) {
 			f := member()
@@ -90,15 +109,8 @@ func TestTokenErrors(t *testing.T) {
 			}
 		})
 		t.Run("refresh token reuse revokes the grant", func(t *testing.T) {
-			f := member()
-			tok, err := f.exchange(f.authorize(demo.StudentEmail, demo.StudentPassword))
-			if err != nil {
-				t.Fatal(err)
-			}
-			next, err := f.conf.TokenSource(f.ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
-			if err != nil {
-				t.Fatal(err)
-			}
+			f, tok := studentTokens(t)
+			next := refreshed(t, f, tok.RefreshToken)
 			if _, err := f.conf.TokenSource(f.ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); oauthErrorCode(err) != "invalid_grant" {
 				t.Fatalf("reuse: %v; want invalid_grant", err)
 			}
@@ -122,15 +134,8 @@ func TestTokenErrors(t *testing.T) {
 			}
 		})
 		t.Run("a replay asking for a scope still revokes the grant", func(t *testing.T) {
-			f := member()
-			tok, err := f.exchange(f.authorize(demo.StudentEmail, demo.StudentPassword))
-			if err != nil {
-				t.Fatal(err)
-			}
-			next, err := f.conf.TokenSource(f.ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
-			if err != nil {
-				t.Fatal(err)
-			}
+			f, tok := studentTokens(t)
+			next := refreshed(t, f, tok.RefreshToken)
 			// A wider scope (or a resource) on the replay must not turn the
 			// replay into a scope error that leaves the grant alive and
 			// tells the holder what the grant has.
@@ -148,11 +153,7 @@ func TestTokenErrors(t *testing.T) {
 			}
 		})
 		t.Run("another client's refresh token asking for a scope revokes the grant", func(t *testing.T) {
-			f := member()
-			tok, err := f.exchange(f.authorize(demo.StudentEmail, demo.StudentPassword))
-			if err != nil {
-				t.Fatal(err)
-			}
+			f, tok := studentTokens(t)
 			status, _, body := ts.postForm(t, token, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken},
 				"client_id": {demo.VendorClientID}, "scope": {"openid account:write"}})
 			if status != 400 || body["error"] != "invalid_grant" {
@@ -163,11 +164,7 @@ func TestTokenErrors(t *testing.T) {
 			}
 		})
 		t.Run("an empty or doubly spaced scope on refresh", func(t *testing.T) {
-			f := member()
-			tok, err := f.exchange(f.authorize(demo.StudentEmail, demo.StudentPassword))
-			if err != nil {
-				t.Fatal(err)
-			}
+			f, tok := studentTokens(t)
 			rt := tok.RefreshToken
 			for _, sc := range []string{"", "openid  account:read", " openid "} {
 				status, _, body := ts.postForm(t, token, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {demo.MemberClientID}, "resource": {f.origin}, "scope": {sc}})
