@@ -11,6 +11,7 @@ import (
 
 	"github.com/lectern/lectern/internal/demo"
 	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/tenant"
 )
 
 // invitationRowOf is the members page's row of the invitation of email.
@@ -53,17 +54,7 @@ func TestWebAdminCannotRewriteOwnerInvitation(t *testing.T) {
 			t.Fatalf("the owner invites %s as %s: %d\n%s", email, role, res.Status, webExcerpt(res.Body))
 		}
 	}
-	before, err := ts.app.Store.PendingInvitationByEmail(t.Context(), site.ID, boss)
-	if err != nil {
-		t.Fatal(err)
-	}
-	unchanged := func(what string) {
-		t.Helper()
-		inv, err := ts.app.Store.PendingInvitationByEmail(t.Context(), site.ID, boss)
-		if err != nil || inv.ID != before.ID || inv.Role != storage.RoleOwner || !bytes.Equal(inv.TokenHash, before.TokenHash) {
-			t.Fatalf("%s changed the owner invitation: %+v, %v", what, inv, err)
-		}
-	}
+	before, unchanged := ownerInvitationKept(t, ts, site.ID, boss)
 
 	// The admin's page: no actions on the owner invitation, both on the other.
 	page := admin.expect("/admin/members", http.StatusOK).Body
@@ -247,17 +238,7 @@ func TestAdminAPICannotRewriteOwnerInvitation(t *testing.T) {
 	boss, student := uniqueEmail("boss"), uniqueEmail("pupil")
 	admDo(t, ts, http.MethodPost, academy, "/invitations", ownerToken, map[string]any{"email": boss, "role": "owner"}).want(t, http.StatusCreated, "the owner invites an owner")
 	admDo(t, ts, http.MethodPost, academy, "/invitations", ownerToken, map[string]any{"email": student, "role": "student"}).want(t, http.StatusCreated, "the owner invites a student")
-	before, err := ts.app.Store.PendingInvitationByEmail(t.Context(), site.ID, boss)
-	if err != nil {
-		t.Fatal(err)
-	}
-	unchanged := func(what string) {
-		t.Helper()
-		inv, err := ts.app.Store.PendingInvitationByEmail(t.Context(), site.ID, boss)
-		if err != nil || inv.ID != before.ID || inv.Role != storage.RoleOwner || !bytes.Equal(inv.TokenHash, before.TokenHash) {
-			t.Fatalf("%s changed the owner invitation: %+v, %v", what, inv, err)
-		}
-	}
+	_, unchanged := ownerInvitationKept(t, ts, site.ID, boss)
 
 	token := admOperatorToken(t, ts, academy, demo.OutsiderEmail, demo.OutsiderPassword, "members:read", "members:write")
 	for _, path := range []string{"/members", "/invitations"} {
@@ -270,4 +251,22 @@ func TestAdminAPICannotRewriteOwnerInvitation(t *testing.T) {
 	}
 	// The admin still re-invites an address that is not an owner's.
 	admDo(t, ts, http.MethodPost, academy, "/invitations", token, map[string]any{"email": student, "role": "lecturer"}).want(t, http.StatusCreated, "the admin re-invites a student as lecturer")
+}
+
+// ownerInvitationKept reads the pending owner invitation of email at site
+// and returns it with a check that fails the test if it has changed since
+// (its id, role or link).
+func ownerInvitationKept(t *testing.T, ts *testServer, site tenant.ID, email string) (*storage.Invitation, func(what string)) {
+	t.Helper()
+	before, err := ts.app.Store.PendingInvitationByEmail(t.Context(), site, email)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return before, func(what string) {
+		t.Helper()
+		inv, err := ts.app.Store.PendingInvitationByEmail(t.Context(), site, email)
+		if err != nil || inv.ID != before.ID || inv.Role != storage.RoleOwner || !bytes.Equal(inv.TokenHash, before.TokenHash) {
+			t.Fatalf("%s changed the owner invitation: %+v, %v", what, inv, err)
+		}
+	}
 }
