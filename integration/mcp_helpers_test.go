@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -121,6 +120,14 @@ func mcpTPost(t *testing.T, ts *testServer, origin, token, body string, hdr ...s
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	code, h, b := mcpTSend(t, ts, req, hdr...)
+	return code, h, strings.TrimSpace(b)
+}
+
+// mcpTSend sets the header name/value pairs hdr on req, sends it through
+// the whole server and returns status, headers and body.
+func mcpTSend(t *testing.T, ts *testServer, req *http.Request, hdr ...string) (int, http.Header, string) {
+	t.Helper()
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
@@ -130,7 +137,7 @@ func mcpTPost(t *testing.T, ts *testServer, origin, token, body string, hdr ...s
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(bytes.TrimSpace(b))
+	return resp.StatusCode, resp.Header, string(b)
 }
 
 // mcpTToolCall is the JSON-RPC body of one tools/call.

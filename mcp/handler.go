@@ -16,6 +16,7 @@ import (
 	"github.com/lectern/lectern/authserver/bearer"
 	"github.com/lectern/lectern/storage"
 	"github.com/lectern/lectern/tenant"
+	"github.com/lectern/lectern/vocab"
 )
 
 // Store is what the tools read and change: a site's public catalog, one
@@ -76,7 +77,7 @@ type Options struct {
 const DefaultMaxServers = 4096
 
 // maxBody bounds a request body, as the router does for every route.
-const maxBody = 1 << 20
+const maxBody = vocab.MaxBodyBytes
 
 // Handler is /mcp: MCP over Streamable HTTP, stateless (any replica answers
 // any request), one logical server per site and tool set.

@@ -158,9 +158,9 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	return s, nil
 }
 
-// MaxBodyBytes caps every request body but uploads': 1 MiB, as the docs
-// and the 413 answer say (mcp reads at most as much).
-const MaxBodyBytes = 1 << 20
+// MaxBodyBytes caps every request body but uploads': vocab's 1 MiB, which
+// /auth.md states and mcp reads at most.
+const MaxBodyBytes = vocab.MaxBodyBytes
 
 // bodyLimit caps request bodies at n bytes, unless skip: a declared
 // length beyond it is refused at once (413), and a chunked body is read
