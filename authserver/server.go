@@ -201,11 +201,15 @@ func siteOf(ctx context.Context) *tenant.Site {
 }
 
 // audit records a security event. A failure is logged, never shown: the
-// action it describes already happened.
+// action it describes already happened. Its IP is the client's address of
+// r, or, without r (the token and revocation endpoints, which run under
+// op), the one the server put in the request's context.
 func (s *Server) audit(ctx context.Context, site tenant.ID, actor, action, target string, r *http.Request, details map[string]any) {
 	e := &storage.AuditEvent{SiteID: site, Actor: actor, Action: action, Target: target, Details: details, CreatedAt: s.now()}
 	if r != nil {
 		e.IP = tenant.ClientIP(r)
+	} else {
+		e.IP = tenant.ClientIPFrom(ctx)
 	}
 	if err := s.store.RecordAudit(ctx, e); err != nil {
 		s.logger.WarnContext(ctx, "audit event not recorded", "action", action, "err", err)

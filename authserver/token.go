@@ -284,7 +284,7 @@ func (o *opServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.Ac
 	}
 	rt := &storage.RefreshToken{TokenHash: hashToken(refresh), CreatedAt: now, ExpiresAt: now.Add(RefreshTokenLifetime)}
 	created := &storage.AuditEvent{SiteID: site.ID, Actor: rec.UserID, Action: "grant.created", Target: client.ClientID,
-		Details: map[string]any{"grant": g.ID, "scopes": rec.Scopes}, CreatedAt: now}
+		IP: tenant.ClientIPFrom(ctx), Details: map[string]any{"grant": g.ID, "scopes": rec.Scopes}, CreatedAt: now}
 	switch err := s.store.CreateGrant(ctx, g, rt, created); {
 	case errors.Is(err, storage.ErrConflict):
 		// The code's grant exists: it was redeemed already (its deletion

@@ -72,6 +72,12 @@ type SMTPConfig struct {
 func ParseSMTPURL(raw string) (*SMTPConfig, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
+		// url.Parse quotes the whole URL in its error, password included;
+		// keep only its reason (as the Redis URL's parser does).
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, fmt.Errorf("mail: SMTP URL: %w", err)
 	}
 	c := &SMTPConfig{Host: u.Hostname(), Timeout: 30 * time.Second}
@@ -158,11 +164,17 @@ func (s *SMTP) Send(ctx context.Context, m *storage.OutboxMessage) error {
 	return c.DialAndSendWithContext(ctx, msg)
 }
 
-// Dir is the transport of the embedded default: each message becomes an
+// Dir is the transport without an SMTP server: each message becomes an
 // .eml file under a directory and a log line, so every flow works offline.
 type Dir struct {
 	Path   string
 	Logger *slog.Logger
+	// LogText puts the message's text in its log line, where a person
+	// trying the embedded default reads the link. Elsewhere the line names
+	// the file, recipient and subject only: the text holds single-use links
+	// (a password reset, an invitation, an e-mail change) that would take
+	// over the account of whoever reads the log aggregator first.
+	LogText bool
 }
 
 // Send implements Transport.
@@ -195,10 +207,13 @@ func (d *Dir) Send(ctx context.Context, m *storage.OutboxMessage) error {
 		return err
 	}
 	if d.Logger != nil {
-		// The embedded default has no mail server: the log is where a
-		// person trying it reads the link.
-		d.Logger.InfoContext(ctx, "mail written to the outbox folder (no SMTP server configured)",
-			"to", m.ToAddr, "subject", m.Subject, "file", path, "text", m.TextBody)
+		attrs := []slog.Attr{slog.String("to", m.ToAddr), slog.String("subject", m.Subject), slog.String("file", path)}
+		if d.LogText {
+			// The embedded default has no mail server: the log is where a
+			// person trying it reads the link.
+			attrs = append(attrs, slog.String("text", m.TextBody))
+		}
+		d.Logger.LogAttrs(ctx, slog.LevelInfo, "mail written to the outbox folder (no SMTP server configured)", attrs...)
 	}
 	return nil
 }

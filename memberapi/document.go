@@ -113,7 +113,9 @@ func (d *document) operation(name string) (*operation, error) {
 			return op, nil
 		}
 	}
-	return nil, fmt.Errorf("the document has no operation named %q", name)
+	// At most 100 characters of the name come back: it is the client's
+	// input, up to the body's size.
+	return nil, fmt.Errorf("the document has no operation named %.100q", name)
 }
 
 // maxNesting bounds the nesting of selection sets, list and object values

@@ -44,8 +44,8 @@ func (r *Resolver) Admit(ctx context.Context, w http.ResponseWriter, req *http.R
 		}
 		// The address our proxy saw: per-IP limits behind a load
 		// balancer would otherwise count every client as one.
-		if ip, err := netip.ParseAddr(lastValue(req.Header.Get("X-Forwarded-For"))); err == nil {
-			ctx = context.WithValue(ctx, clientIPKey, ip.Unmap().String())
+		if ip, ok := forwardedFor(req); ok {
+			ctx = context.WithValue(ctx, clientIPKey, ip)
 		}
 	}
 	host, err := CanonicalHost(rawHost, scheme)
@@ -170,15 +170,61 @@ func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
 }
 
 // ClientIP is the address of the request's client, without port or IPv6
-// brackets: what per-IP rate limits and audit events record. It is the
-// peer's address, or, when the peer is a trusted proxy, the right-most
-// X-Forwarded-For value (the one that proxy appended).
+// brackets: what per-IP rate limits, audit events, the access log and the
+// request's span record. It is the peer's address, or, when the peer is a
+// trusted proxy, the right-most X-Forwarded-For value (the one that proxy
+// appended): the address WithClientIP put in the request's context, else
+// the peer's.
 func ClientIP(r *http.Request) string {
 	if ip, ok := r.Context().Value(clientIPKey).(string); ok {
 		return ip
 	}
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+	return peerIP(r.RemoteAddr)
+}
+
+// WithClientIP returns ctx carrying the address of r's client (ClientIP),
+// as the peer and proxies make it: the peer's address, or, when the peer is
+// one of proxies, the right-most X-Forwarded-For value. The server stores
+// it before anything else runs, so that what the request writes (access
+// log, span, audit events, rate limits) names one address, and code that
+// has only the context (ClientIPFrom) finds it too.
+func WithClientIP(ctx context.Context, r *http.Request, proxies []netip.Prefix) context.Context {
+	ip := peerIP(r.RemoteAddr)
+	if trusted(r.RemoteAddr, proxies) {
+		if fwd, ok := forwardedFor(r); ok {
+			ip = fwd
+		}
+	}
+	return context.WithValue(ctx, clientIPKey, ip)
+}
+
+// ClientIPFrom returns the client's address that WithClientIP (or Admit,
+// from a trusted proxy) put in ctx, or "".
+func ClientIPFrom(ctx context.Context) string {
+	ip, _ := ctx.Value(clientIPKey).(string)
+	return ip
+}
+
+// TrustedPeer reports whether r's peer is one of proxies, whose forwarded
+// headers (and request id and trace context) are believed.
+func TrustedPeer(r *http.Request, proxies []netip.Prefix) bool {
+	return trusted(r.RemoteAddr, proxies)
+}
+
+// forwardedFor is the right-most X-Forwarded-For value of r, if it is an
+// IP address: the one our (trusted) proxy appended.
+func forwardedFor(r *http.Request) (string, bool) {
+	ip, err := netip.ParseAddr(lastValue(r.Header.Get("X-Forwarded-For")))
+	if err != nil {
+		return "", false
+	}
+	return ip.Unmap().String(), true
+}
+
+// peerIP is remoteAddr without its port or IPv6 brackets.
+func peerIP(remoteAddr string) string {
+	if host, _, err := net.SplitHostPort(remoteAddr); err == nil {
 		return host
 	}
-	return strings.TrimSuffix(strings.TrimPrefix(r.RemoteAddr, "["), "]")
+	return strings.TrimSuffix(strings.TrimPrefix(remoteAddr, "["), "]")
 }

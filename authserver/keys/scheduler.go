@@ -60,9 +60,15 @@ type SchedulerOptions struct {
 type Scheduler struct {
 	m     *Manager
 	store storage.RotationStore
+	// audit records the rotations it starts in their site's audit log,
+	// when the store keeps one.
+	audit storage.AuditStore
 	o     SchedulerOptions
 	log   *slog.Logger
 }
+
+// SchedulerActor is the actor of the audit events the scheduler records.
+const SchedulerActor = "scheduler"
 
 // SchedulePass is what one pass did.
 type SchedulePass struct {
@@ -81,6 +87,7 @@ func NewScheduler(m *Manager, o *SchedulerOptions) (*Scheduler, error) {
 		return nil, err
 	}
 	s := &Scheduler{m: m, store: rs}
+	s.audit, _ = m.store.(storage.AuditStore)
 	if o != nil {
 		s.o = *o
 	}
@@ -242,7 +249,25 @@ func (s *Scheduler) rotate(ctx context.Context, k storage.SiteKey) (bool, error)
 	s.announce(ctx, k.SiteID)
 	s.log.LogAttrs(ctx, slog.LevelInfo, "signing key rotation started", logSite(k.SiteID),
 		slog.String("kid", next.KID), slog.String("replaces", k.KID), slog.Time("activates_at", activates))
+	s.recordRotation(ctx, k.SiteID, next.KID, k.KID, activates)
 	return true, nil
+}
+
+// recordRotation records a started rotation in the site's audit log, as
+// `lectern keys rotate` records the operator's: the key published, the
+// one it replaces and when it signs (the old key retires then). That
+// instant is known here, once: the activation itself is persisted by
+// whichever replica loads the ring first, possibly several at once. A
+// failure is logged; the rotation has started.
+func (s *Scheduler) recordRotation(ctx context.Context, site tenant.ID, kid, replaces string, activates time.Time) {
+	if s.audit == nil {
+		return
+	}
+	e := &storage.AuditEvent{SiteID: site, Actor: SchedulerActor, Action: "key.rotated", Target: kid, CreatedAt: time.Now(),
+		Details: map[string]any{"replaces": replaces, "activates_at": activates.UTC().Format(time.RFC3339)}}
+	if err := s.audit.RecordAudit(ctx, e); err != nil {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "audit event not recorded", logSite(site), slog.String("action", e.Action), slog.String("error", err.Error()))
+	}
 }
 
 func (s *Scheduler) periodOf(ctx context.Context, site tenant.ID) (time.Duration, error) {

@@ -21,6 +21,7 @@ import (
 	"github.com/lectern/lectern/internal/server"
 	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/storage/cache"
 	"github.com/lectern/lectern/tenant"
 )
 
@@ -46,8 +47,9 @@ func adminCommand(ctx context.Context, env *cmdEnv, name string, h help, args []
 		return err
 	}
 	// Libraries that log through slog's default follow the command's
-	// level and format.
+	// level and format; go-redis, which has a logger of its own, too.
 	slog.SetDefault(logger)
+	cache.SetRedisLogger(logger)
 	a, err := server.Open(ctx, &cfg.Config, logger, server.OpenOptions{RequireCurrentSchema: true})
 	if err != nil {
 		return err
@@ -101,8 +103,9 @@ func runMigrate(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	// Libraries that log through slog's default follow the command's
-	// level and format.
+	// level and format; go-redis, which has a logger of its own, too.
 	slog.SetDefault(logger)
+	cache.SetRedisLogger(logger)
 	a, err := server.Open(ctx, &cfg.Config, logger, server.OpenOptions{Migrate: true})
 	if err != nil {
 		return err
@@ -283,6 +286,7 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 				if err := a.Platform.CreateSite(ctx, s); err != nil {
 					return siteConflict(ctx, a, s, err)
 				}
+				audit(ctx, a, s.ID, "site.created", "site", map[string]any{"slug": s.Slug, "origin": s.Origin})
 				return printResult(env.stdout, asJSON, toSiteJSON(s), fmt.Sprintf("created site %s (id %d) at %s", s.Slug, s.ID, s.Origin))
 			})
 	case "update":
@@ -358,6 +362,17 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 				if err := a.Platform.UpdateSite(ctx, s); err != nil {
 					return siteConflict(ctx, a, s, err)
 				}
+				var changed []string
+				fs.Visit(func(f *flag.Flag) {
+					if f.Name != "site" && f.Name != "json" {
+						changed = append(changed, f.Name)
+					}
+				})
+				details := map[string]any{"flags": changed}
+				if len(limitSets) > 0 {
+					details["limits"] = []string(limitSets)
+				}
+				audit(ctx, a, s.ID, "site.updated", "site", details)
 				return printResult(env.stdout, asJSON, toSiteJSON(s), fmt.Sprintf("updated site %s (id %d)", s.Slug, s.ID))
 			})
 	case "list":
@@ -502,6 +517,11 @@ func runRole(ctx context.Context, env *cmdEnv, args []string) error {
 			if err != nil {
 				return err
 			}
+			action := "role.granted"
+			if sub == "revoke" {
+				action = "role.revoked"
+			}
+			audit(ctx, a, s.ID, action, "user:"+u.ID, map[string]any{"role": role})
 			roles, err := a.Store.RolesAt(ctx, s.ID, u.ID)
 			if err != nil {
 				return err
@@ -555,6 +575,8 @@ func runKeys(ctx context.Context, env *cmdEnv, args []string) error {
 			if err != nil {
 				return err
 			}
+			// As the scheduler's rotations are (keys.Scheduler).
+			audit(ctx, a, s.ID, "key.rotated", k.KID, map[string]any{"replaces": st.KID, "activates_at": k.ActivatesAt.UTC().Format(time.RFC3339)})
 			out := map[string]any{"site": s.Slug, "site_id": s.ID, "kid": k.KID, "alg": k.Alg, "state": k.State, "activates_at": k.ActivatesAt}
 			return printResult(env.stdout, asJSON, out, fmt.Sprintf("site %s: key %s published, signs from %s", s.Slug, k.KID, k.ActivatesAt.Format(time.RFC3339)))
 		})

@@ -78,6 +78,7 @@ func runClient(ctx context.Context, env *cmdEnv, args []string) error {
 			if err != nil {
 				return err
 			}
+			audit(ctx, a, s.ID, "client.created", c.ClientID, map[string]any{"name": c.Name, "audience": c.Audience, "type": c.Type, "resource_server": c.ResourceServer})
 			return printResult(env.stdout, asJSON, toClientJSON(c, s.Slug, secret), fmt.Sprintf("created %s client %s at %s%s", c.Audience, c.ClientID, s.Slug, secretNote(secret)))
 		})
 }
@@ -148,6 +149,10 @@ func runCIMD(ctx context.Context, env *cmdEnv, args []string) error {
 			h, err := a.Platform.AllowCIMDHost(ctx, host, ref, reviewed)
 			if err != nil {
 				return err
+			}
+			if h.SiteID != nil {
+				// At every site it is the provider's setting, no site's.
+				audit(ctx, a, *h.SiteID, "cimd.host_allowed", h.Host, map[string]any{"reviewed": h.Reviewed})
 			}
 			scopeName := "every site"
 			if h.SiteID != nil {

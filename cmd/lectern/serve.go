@@ -15,6 +15,7 @@ import (
 	"github.com/lectern/lectern/internal/server"
 	"github.com/lectern/lectern/internal/telemetry"
 	"github.com/lectern/lectern/storage"
+	"github.com/lectern/lectern/storage/cache"
 )
 
 func runServe(ctx context.Context, env *cmdEnv, args []string) error {
@@ -46,7 +47,10 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	// zitadel/oidc's op logs through the default logger; give it ours.
+	// go-redis has a logger of its own: its lines (a Redis outage's) go
+	// through ours too, in the same format.
 	slog.SetDefault(logger)
+	cache.SetRedisLogger(logger)
 	// The live heap is small (tens of MiB) and short-lived garbage is
 	// plentiful, so the default GOGC=100 runs the collector constantly; 400
 	// trades a little memory for CPU. GOGC and GOMEMLIMIT still override.

@@ -65,7 +65,8 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	}
 	switch code {
 	case http.StatusMethodNotAllowed:
-		desc = "method " + c.Request().Method + " is not allowed here"
+		// A method is any token a client sends, of any length.
+		desc = "method " + truncate(c.Request().Method, maxMethodEcho) + " is not allowed here"
 	case http.StatusRequestEntityTooLarge:
 		desc = "the request body is larger than this endpoint accepts (" + strconv.Itoa(MaxBodyBytes>>20) + " MiB; file uploads " +
 			strconv.Itoa(adminapi.DefaultMaxUploadBytes>>20) + " MiB)"

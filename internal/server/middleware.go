@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lectern/lectern/adminapi"
 	"github.com/lectern/lectern/tenant"
@@ -47,30 +50,69 @@ func deadlineFor(r *http.Request) time.Duration {
 var processPaths = map[string]bool{"/healthz": true, "/readyz": true}
 
 // prepare runs first, before routing, for every request. It gives the
-// request its deadline (see requestTimeout) and its id, carried in the
-// context for logs and echoed in X-Request-Id (a well-formed incoming id,
-// from our proxy, is kept), and resolves its site (tenant.Resolver.Admit;
-// the process endpoints have none), answering itself when there is none to
-// serve. The request is cloned once, with all three in its context.
+// request its deadline (see requestTimeout), its client's address
+// (tenant.WithClientIP: the peer, or the address a trusted proxy
+// forwarded), and its id, carried in the context for logs and echoed in
+// X-Request-Id (a well-formed incoming id is kept from a trusted proxy
+// only: anyone else could borrow another request's id and make the logs
+// of two requests read as one), and resolves its site
+// (tenant.Resolver.Admit; the process endpoints have none), answering
+// itself when there is none to serve. Such answers (unknown host 404,
+// malformed 400, failed look-up 503, the https redirect) are counted and
+// access-logged here under the route "unresolved_host", as the router's
+// middleware, which never runs for them, does for the rest. The request is
+// cloned once, with all of it in its context.
 func (s *Server) prepare(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		start := time.Now()
 		r := c.Request()
-		id := r.Header.Get(echo.HeaderXRequestID)
+		fromProxy := tenant.TrustedPeer(r, s.siteOptions.TrustedProxies)
+		id := ""
+		if fromProxy {
+			id = r.Header.Get(echo.HeaderXRequestID)
+		}
 		if !validRequestID(id) {
 			id = newRequestID()
 		}
 		c.Response().Header().Set(echo.HeaderXRequestID, id)
 		dl := newDeadlineCtx(r.Context(), deadlineFor(r))
 		defer dl.release()
-		ctx := tenant.WithOutcome(tenant.WithRequestID(dl, id))
+		ctx := tenant.WithClientIP(tenant.WithOutcome(tenant.WithRequestID(dl, id)), r, s.siteOptions.TrustedProxies)
+		// otelhttp took the span's client.address from X-Forwarded-For,
+		// whoever sent it.
+		if span := trace.SpanFromContext(ctx); span.IsRecording() {
+			span.SetAttributes(attribute.String("client.address", tenant.ClientIPFrom(ctx)))
+		}
 		if !processPaths[r.URL.Path] {
-			var ok bool
-			if ctx, ok = s.resolver.Admit(ctx, c.Response(), r, &s.siteOptions); !ok {
+			admitted, ok := s.resolver.Admit(ctx, c.Response(), r, &s.siteOptions)
+			if !ok {
+				s.refused(ctx, c, start)
 				return nil
 			}
+			ctx = admitted
 		}
 		c.SetRequest(r.WithContext(ctx))
 		return next(c)
+	}
+}
+
+// unresolvedRoute labels the requests the Host resolution answered itself.
+// No host label: anyone can send any Host.
+const unresolvedRoute = "unresolved_host"
+
+// refused counts and access-logs a request that the Host resolution
+// answered (prepare), under unresolvedRoute.
+func (s *Server) refused(ctx context.Context, c echo.Context, start time.Time) {
+	r, status := c.Request(), c.Response().Status
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetName(methodLabel(r.Method) + " " + unresolvedRoute)
+		span.SetAttributes(attribute.String("http.route", unresolvedRoute))
+	}
+	if s.requests != nil {
+		s.requests.observe(unresolvedRoute, r.Method, status, time.Since(start))
+	}
+	if s.app.Config.AccessLog {
+		s.logRequest(ctx, r, status, time.Since(start))
 	}
 }
 
@@ -95,14 +137,33 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err)
 		}
 		r := c.Request()
-		level := accessLevel(r.Context(), c.Response().Status)
-		// The path only: query strings can carry codes and state.
-		s.app.Logger.LogAttrs(r.Context(), level, "request",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", c.Response().Status), slog.Duration("duration", time.Since(start)),
-			slog.String("remote", c.RealIP()))
+		s.logRequest(r.Context(), r, c.Response().Status, time.Since(start))
 		return nil
 	}
+}
+
+// logRequest writes a request's access-log line. The path only: query
+// strings can carry codes and state. The remote address is the one audit
+// events and rate limits record (tenant.ClientIP), never a forwarded
+// header from a peer that is not a trusted proxy.
+func (s *Server) logRequest(ctx context.Context, r *http.Request, status int, d time.Duration) {
+	s.app.Logger.LogAttrs(ctx, accessLevel(ctx, status), "request",
+		slog.String("method", truncate(r.Method, maxMethodEcho)), slog.String("path", r.URL.Path),
+		slog.Int("status", status), slog.Duration("duration", d),
+		slog.String("remote", cmp.Or(tenant.ClientIPFrom(ctx), tenant.ClientIP(r))))
+}
+
+// maxMethodEcho bounds how much of a request's method is written back (the
+// 405 answer) or logged: a client may send any token as a method, 60 kB
+// of it too, and the standard ones are at most 7 bytes.
+const maxMethodEcho = 32
+
+// truncate cuts s to at most n bytes.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }
 
 // accessLevel is the level of a request's access-log line: ERROR for a
@@ -120,35 +181,64 @@ func accessLevel(ctx context.Context, status int) slog.Level {
 	return slog.LevelInfo
 }
 
-func (s *Server) metrics() echo.MiddlewareFunc {
-	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "lectern_http_requests_total", Help: "HTTP requests by route, method and status code.",
-	}, []string{"route", "method", "code"})
-	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "lectern_http_request_duration_seconds", Help: "HTTP request latency by route.",
-		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
-	}, []string{"route", "method"})
-	rateLimited := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "lectern_http_rate_limited_total", Help: "Requests refused with 429 Too Many Requests, by route.",
-	}, []string{"route"})
-	s.registry.MustRegister(requests, duration, rateLimited)
+// requestMetrics are the request counters and latencies of every route.
+type requestMetrics struct {
+	requests    *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	rateLimited *prometheus.CounterVec
+	// series are the series of each route and method, looked up once:
+	// WithLabelValues hashes its labels on every call. Routes and method
+	// labels are a closed set, so the cache is bounded.
+	series sync.Map // routeKey → *routeSeries
+}
+
+func newRequestMetrics(reg prometheus.Registerer) *requestMetrics {
+	m := &requestMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lectern_http_requests_total", Help: "HTTP requests by route, method and status code.",
+		}, []string{"route", "method", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "lectern_http_request_duration_seconds", Help: "HTTP request latency by route.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"route", "method"}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lectern_http_rate_limited_total", Help: "Requests refused with 429 Too Many Requests, by route.",
+		}, []string{"route"}),
+	}
+	reg.MustRegister(m.requests, m.duration, m.rateLimited)
 	// The routes that throttle start at 0, so the series exist (and the
 	// spike alert has a baseline) before the first refusal.
 	for _, route := range []string{vocab.TokenPath, vocab.RegistrationPath, vocab.AuthorizePath, "/login", vocab.MemberGraphQLPath, vocab.MCPPath} {
-		rateLimited.WithLabelValues(route)
+		m.rateLimited.WithLabelValues(route)
 	}
-	// The series of each route and method, looked up once: WithLabelValues
-	// hashes its labels on every call. Routes and method labels are a
-	// closed set, so the cache is bounded.
-	var series sync.Map // routeKey → *routeSeries
-	seriesFor := func(route, method string) *routeSeries {
-		k := routeKey{route, method}
-		if rs, ok := series.Load(k); ok {
-			return rs.(*routeSeries)
-		}
-		rs := &routeSeries{key: k, duration: duration.WithLabelValues(route, method), vec: requests}
-		got, _ := series.LoadOrStore(k, rs)
-		return got.(*routeSeries)
+	return m
+}
+
+// observe counts one request of route and times it.
+func (m *requestMetrics) observe(route, method string, status int, d time.Duration) {
+	rs := m.seriesFor(route, methodLabel(method))
+	rs.duration.Observe(d.Seconds())
+	rs.count(statusIndex(status))
+	if status == http.StatusTooManyRequests {
+		m.rateLimited.WithLabelValues(route).Inc()
+	}
+}
+
+func (m *requestMetrics) seriesFor(route, method string) *routeSeries {
+	k := routeKey{route, method}
+	if rs, ok := m.series.Load(k); ok {
+		return rs.(*routeSeries)
+	}
+	rs := &routeSeries{key: k, duration: m.duration.WithLabelValues(route, method), vec: m.requests}
+	got, _ := m.series.LoadOrStore(k, rs)
+	return got.(*routeSeries)
+}
+
+// metrics counts and times the routed requests (s.requests); prepare
+// counts those the Host resolution answers.
+func (s *Server) metrics() echo.MiddlewareFunc {
+	if s.requests == nil {
+		s.requests = newRequestMetrics(s.registry)
 	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -163,13 +253,7 @@ func (s *Server) metrics() echo.MiddlewareFunc {
 			if route == "" {
 				route = "unmatched"
 			}
-			rs := seriesFor(route, methodLabel(c.Request().Method))
-			rs.duration.Observe(time.Since(start).Seconds())
-			status := c.Response().Status
-			rs.count(statusIndex(status))
-			if status == http.StatusTooManyRequests {
-				rateLimited.WithLabelValues(route).Inc()
-			}
+			s.requests.observe(route, c.Request().Method, c.Response().Status, time.Since(start))
 			return nil
 		}
 	}

@@ -28,7 +28,9 @@ func (s *Server) OpsHandler() http.Handler {
 	mux.Handle("GET /readyz", s.echo)
 	if s.app.Config.Pprof {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		// Not the command line: --kek, --database-url and --smtp-url may
+		// be flags with secrets in them, and pprof's tools do without it.
+		mux.HandleFunc("GET /debug/pprof/cmdline", http.NotFound)
 		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)

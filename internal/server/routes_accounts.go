@@ -10,6 +10,7 @@ import (
 
 	"github.com/lectern/lectern/accounts"
 	"github.com/lectern/lectern/mail"
+	"github.com/lectern/lectern/storage/sqlstore"
 )
 
 // buildMail makes the outbox sender: SMTP when --smtp-url names a server,
@@ -26,7 +27,10 @@ func (s *Server) buildMail() error {
 		s.mailDesc = c.String()
 	} else {
 		dir := filepath.Join(a.Config.DataDir, "outbox")
-		transport = &mail.Dir{Path: dir, Logger: a.Logger}
+		// The mail's text (its links) is logged on SQLite only, the
+		// embedded default that one person tries on their machine; a
+		// PostgreSQL deployment without --smtp-url logs where the file is.
+		transport = &mail.Dir{Path: dir, Logger: a.Logger, LogText: a.Store.Dialect() == sqlstore.SQLite}
 		s.mailDesc = "folder " + dir
 	}
 	s.mailer = mail.NewSender(a.Store, transport, a.Logger, a.Config.Mail)

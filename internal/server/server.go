@@ -45,6 +45,8 @@ type Server struct {
 	mailDesc    string
 	// brand dresses every page in its site's appearance.
 	brand *brand.Source
+	// requests count and time every request (metrics, prepare).
+	requests *requestMetrics
 
 	readiness *readiness
 	// draining is set when shutdown begins: /readyz answers 503 while
@@ -154,7 +156,7 @@ func New(ctx context.Context, a *App) (*Server, error) {
 	s.mountAdminAPI()
 	s.mountWeb()
 	s.mountAccounts()
-	s.handler = tracedHandler(e, a.Config.TracerProvider)
+	s.handler = tracedHandler(e, a.Config.TracerProvider, proxies)
 	return s, nil
 }
 

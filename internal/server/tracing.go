@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"net/netip"
 
 	"github.com/labstack/echo/v4"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -15,12 +16,15 @@ import (
 )
 
 // tracedHandler puts a server span around every request but the process
-// endpoints (probes and scrapes would drown the traces), continuing a
-// trace the caller propagated (W3C traceparent). With tracing off (no
-// provider given, none installed from the OTEL_* variables) it returns h:
-// otelhttp would only wrap every request and response in non-recording
-// spans and writers (6% of the server's CPU in a refresh profile).
-func tracedHandler(h http.Handler, tp trace.TracerProvider) http.Handler {
+// endpoints (probes and scrapes would drown the traces). A trace context
+// propagated by a trusted proxy (W3C traceparent; proxies) is continued;
+// anyone else's starts a new root span linked to it, so that a client can
+// neither file its requests under another trace nor choose whether they
+// are sampled. With tracing off (no provider given, none installed from
+// the OTEL_* variables) it returns h: otelhttp would only wrap every
+// request and response in non-recording spans and writers (6% of the
+// server's CPU in a refresh profile).
+func tracedHandler(h http.Handler, tp trace.TracerProvider, proxies []netip.Prefix) http.Handler {
 	if tracingOff(tp) {
 		return h
 	}
@@ -31,6 +35,7 @@ func tracedHandler(h http.Handler, tp trace.TracerProvider) http.Handler {
 		otelhttp.WithTracerProvider(tp),
 		otelhttp.WithPropagators(otel.GetTextMapPropagator()),
 		otelhttp.WithFilter(func(r *http.Request) bool { return !processPaths[r.URL.Path] }),
+		otelhttp.WithPublicEndpointFn(func(r *http.Request) bool { return !tenant.TrustedPeer(r, proxies) }),
 		// Request metrics come from the Prometheus middleware.
 		otelhttp.WithMeterProvider(noop.NewMeterProvider()),
 	)

@@ -175,10 +175,10 @@ func TestTracedHandlerOffIsTheHandler(t *testing.T) {
 		t.Skip("a tracer provider is installed in this process")
 	}
 	h := http.NotFoundHandler()
-	if got := tracedHandler(h, nil); reflect.ValueOf(got).Pointer() != reflect.ValueOf(h).Pointer() {
+	if got := tracedHandler(h, nil, nil); reflect.ValueOf(got).Pointer() != reflect.ValueOf(h).Pointer() {
 		t.Fatalf("tracedHandler with tracing off wrapped the handler: %T", got)
 	}
-	if got := tracedHandler(h, sdktrace.NewTracerProvider()); reflect.ValueOf(got).Pointer() == reflect.ValueOf(h).Pointer() {
+	if got := tracedHandler(h, sdktrace.NewTracerProvider(), nil); reflect.ValueOf(got).Pointer() == reflect.ValueOf(h).Pointer() {
 		t.Fatal("tracedHandler with a provider did not wrap the handler")
 	}
 }
