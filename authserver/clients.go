@@ -204,6 +204,13 @@ func (cc *clientCache) invalidate(site tenant.ID, clientID string) {
 	}
 }
 
+// invalidateAll drops every cached client.
+func (cc *clientCache) invalidateAll() {
+	cc.mu.Lock()
+	clear(cc.entries)
+	cc.mu.Unlock()
+}
+
 // ClientError explains why a client ID could not be resolved (for example a
 // Client ID Metadata Document that failed to fetch or validate). It is shown
 // on the authorization error page, never sent to a redirect URI.

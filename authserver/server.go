@@ -162,6 +162,12 @@ func (s *Server) InvalidateClient(site tenant.ID, clientID string) {
 	s.clients.invalidate(site, clientID)
 }
 
+// InvalidateAllClients drops every cached client, of every site: after a
+// gap in the change broadcasts, any of them may have changed.
+func (s *Server) InvalidateAllClients() {
+	s.clients.invalidateAll()
+}
+
 // client finds a client of site: a row of the site (or a platform-wide
 // vendor client), else one the extra source resolves.
 func (s *Server) client(ctx context.Context, site *tenant.Site, clientID string) (*Client, error) {

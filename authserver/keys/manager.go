@@ -349,6 +349,19 @@ func (m *Manager) Invalidate(site tenant.ID) {
 	m.loads.Forget(flightKey(site))
 }
 
+// InvalidateAll drops every cached ring, as Invalidate does for one site:
+// what a replica does when it may have missed broadcasts (a gap in its
+// subscription). A load already in flight does not cache what it read.
+func (m *Manager) InvalidateAll() {
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.Lock()
+		sh.gen++
+		clear(sh.rings)
+		sh.mu.Unlock()
+	}
+}
+
 // makeRoom drops rings until one more fits under limit: of a sample of
 // eight (map iteration starts at a random place), the least recently used.
 // It returns how many it dropped. The caller holds sh.mu.

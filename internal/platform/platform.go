@@ -276,9 +276,11 @@ func (p *Platform) announce(ctx context.Context, channel string, site tenant.ID)
 	}
 }
 
-// ClientInvalidator drops a cached client (the authorization server).
+// ClientInvalidator drops cached clients (the authorization server).
 type ClientInvalidator interface {
 	InvalidateClient(site tenant.ID, clientID string)
+	// InvalidateAllClients drops the clients of every site.
+	InvalidateAllClients()
 }
 
 // Invalidator is what a broadcast invalidates: the site resolver.
@@ -287,23 +289,43 @@ type Invalidator interface {
 	InvalidateAll()
 }
 
+// watchHealthy is how long a subscription must have lasted for the next
+// interruption to be retried after a second again. One that ends sooner (a
+// connection that keeps dropping) keeps the backoff growing instead.
+const watchHealthy = 5 * time.Second
+
 // Watch applies change broadcasts to this process's in-process caches until
 // ctx ends. It never blocks start-up: while the cache is unreachable it
-// retries with backoff, and whenever a subscription comes into place it drops
-// every cached site, because announcements may have been missed before it:
-// after a gap, and before the first one too (start-up does not wait for it
-// longer than a few seconds, so sites may be served and cached meanwhile).
-// (Key rings expire from their own cache within a minute.) The returned
-// channel closes once the first subscription is in place.
+// retries with backoff (back to a second once a subscription has been in
+// place for watchHealthy, so every interruption costs about a second), and
+// whenever a subscription comes into place it drops every cached site,
+// because announcements may have been missed before it: after a gap, and
+// before the first one too (start-up does not wait for it longer than a few
+// seconds, so sites may be served and cached meanwhile). After a gap it
+// drops every cached key ring and client too; what was cached before the
+// first subscription expires within a minute. The returned channel closes
+// once the first subscription is in place.
 func (p *Platform) Watch(ctx context.Context, sites Invalidator, clients ClientInvalidator) <-chan struct{} {
 	subscribed := make(chan struct{})
-	var once sync.Once
 	go func() {
 		backoff := time.Second
+		first := true
 		for ctx.Err() == nil {
-			err := p.watchOnce(ctx, sites, clients, func() { once.Do(func() { close(subscribed) }) })
+			var since time.Time
+			err := p.watchOnce(ctx, sites, clients, func() {
+				since = time.Now()
+				if first {
+					first = false
+					close(subscribed)
+				} else {
+					p.dropRingsAndClients(clients)
+				}
+			})
 			if ctx.Err() != nil {
 				return
+			}
+			if !since.IsZero() && time.Since(since) >= watchHealthy {
+				backoff = time.Second
 			}
 			if p.Logger != nil {
 				p.Logger.WarnContext(ctx, "change broadcasts interrupted; resubscribing", "err", err, "retry_in", backoff)
@@ -363,6 +385,17 @@ func (p *Platform) watchOnce(ctx context.Context, sites Invalidator, clients Cli
 				clients.InvalidateClient(tenant.ID(id), clientID)
 			}
 		}
+	}
+}
+
+// dropRingsAndClients drops every cached key ring and client, after a gap
+// in the subscription: broadcasts about any of them may have been missed.
+func (p *Platform) dropRingsAndClients(clients ClientInvalidator) {
+	if p.Keys != nil {
+		p.Keys.InvalidateAll()
+	}
+	if clients != nil {
+		clients.InvalidateAllClients()
 	}
 }
 

@@ -41,6 +41,10 @@ func (c clientEvents) InvalidateClient(site tenant.ID, clientID string) {
 	c <- fmt.Sprintf("client %d %s", site, clientID)
 }
 
+func (c clientEvents) InvalidateAllClients() {
+	c <- "all clients"
+}
+
 func wantEvent(t *testing.T, events <-chan string, want string) {
 	t.Helper()
 	select {

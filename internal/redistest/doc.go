@@ -16,6 +16,7 @@
 //	integration          cluster 27021-27026 (bus 27031-27036), sentinel group 27111-27113 + 27211-27213,
 //	                     single servers 27311-27312
 //	internal/redistest   cluster 27041-27046 (bus 27051-27056)
+//	internal/server      cluster 27061-27066 (bus 27071-27076)
 //	scripts/bench-redis-outage.sh  lectern 27380, redis-server 27381
 //	cmd/lectern-faults   (make faults) 33000-33999: free ports found at run time
 //	                     (NewServer, NewSentinel, NewCluster)

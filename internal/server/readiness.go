@@ -87,8 +87,13 @@ func (r *readiness) run(ctx context.Context, s *Server, cachedOnly bool) Readine
 	err := a.Cache.Ping(ctx)
 	if err == nil {
 		// A write, not only a PING: a Redis at maxmemory with noeviction
-		// answers PING and refuses every write.
-		err = a.Cache.Set(ctx, storage.PlatformKey("ready", r.replica), []byte("1"), 10*time.Second)
+		// answers PING and refuses every write. On a Cluster, a write on
+		// every master: each fills up on its own.
+		if rc, ok := redisOf(a.Cache); ok {
+			err = rc.ProbeWrite(ctx, r.replica, 10*time.Second)
+		} else {
+			err = a.Cache.Set(ctx, storage.PlatformKey("ready", r.replica), []byte("1"), 10*time.Second)
+		}
 	}
 	if err != nil {
 		fail("cache", cache.Describe(err), err)

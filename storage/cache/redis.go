@@ -209,7 +209,7 @@ func NewRedis(ctx context.Context, url string, opts *RedisOptions) (*Redis, erro
 			return nil, err
 		}
 	}
-	if err := r.Ping(ctx); err != nil {
+	if err := r.checkStart(ctx, target); err != nil {
 		_ = rdb.Close()
 		return nil, err
 	}
@@ -533,14 +533,8 @@ func (r *Redis) Subscribe(ctx context.Context, channel string) (<-chan []byte, e
 	if err := r.breaker.allow(); err != nil {
 		return nil, err
 	}
-	var ps *redis.PubSub
-	if r.cluster != nil {
-		ps = r.rdb.SSubscribe(ctx, r.key(channel))
-	} else {
-		ps = r.rdb.Subscribe(ctx, r.key(channel))
-	}
-	if _, err := ps.ReceiveTimeout(ctx, subscribeTimeout); err != nil {
-		_ = ps.Close()
+	ps, err := r.subscribe(ctx, channel)
+	if err != nil {
 		return nil, mapErr("SUBSCRIBE", err)
 	}
 
@@ -590,6 +584,54 @@ func (r *Redis) Subscribe(ctx context.Context, channel string) (<-chan []byte, e
 		}
 	}()
 	return out, nil
+}
+
+// subscribe sends SUBSCRIBE (SSUBSCRIBE on a Cluster) and waits, within
+// subscribeTimeout, for Redis to confirm it. go-redis places a Cluster
+// subscription by its own copy of the slot map, follows no MOVED or ASK
+// and refreshes that copy only once a minute, so after the channel's slot
+// has moved (a slot migration, which also ends the subscription) it would
+// go on asking the old node for a minute: a redirection reloads the map
+// and the subscription is tried again shortly.
+func (r *Redis) subscribe(ctx context.Context, channel string) (*redis.PubSub, error) {
+	deadline := time.Now().Add(subscribeTimeout)
+	for {
+		var ps *redis.PubSub
+		if r.cluster != nil {
+			ps = r.rdb.SSubscribe(ctx, r.key(channel))
+		} else {
+			ps = r.rdb.Subscribe(ctx, r.key(channel))
+		}
+		_, err := ps.ReceiveTimeout(ctx, time.Until(deadline))
+		if err == nil {
+			return ps, nil
+		}
+		_ = ps.Close()
+		if r.cluster == nil || !redirected(err) || time.Until(deadline) < subscribeRetry {
+			return nil, err
+		}
+		// Asynchronous: the next attempt usually finds the new map.
+		r.cluster.ReloadState(ctx)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-r.closing:
+			return nil, redis.ErrClosed
+		case <-time.After(subscribeRetry):
+		}
+	}
+}
+
+// subscribeRetry is the pause before a Cluster subscription that was
+// redirected is tried again.
+const subscribeRetry = 100 * time.Millisecond
+
+// redirected reports whether a Cluster node answered that another node
+// serves the slot (MOVED) or is taking it over (ASK).
+func redirected(err error) bool {
+	_, moved := redis.IsMovedError(err)
+	_, ask := redis.IsAskError(err)
+	return moved || ask
 }
 
 // Allow implements storage.Cache with redis_rate's GCRA script, which keeps

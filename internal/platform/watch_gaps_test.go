@@ -1,0 +1,72 @@
+package platform_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/lectern/lectern/authserver/keys"
+	"github.com/lectern/lectern/internal/platform"
+	"github.com/lectern/lectern/storage/sqlstore/sqltest"
+	"github.com/lectern/lectern/tenant"
+)
+
+// Audit R: the resubscription backoff grew with every interruption over
+// the process' lifetime (1 s, 2 s, 4 s, … 30 s) and never came back, so
+// after a few failovers each left a replica deaf to changes for 30 s; and
+// after a gap only sites were dropped, while key rings and clients changed
+// meanwhile stayed cached until their TTLs. Here, on a real Redis, each of
+// three brief losses spread out in time is healed within about a second,
+// and each drops the cached key rings and clients as well.
+func TestWatchResubscribesPromptlyAfterEachGap(t *testing.T) {
+	e := newEnv(t, sqltest.SQLite(t), newRedis(t))
+	s := e.createSite(t, "gaps")
+	c := &cuttableCache{Cache: e.cache}
+	km, err := keys.NewManager(e.store, e.kek, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &replica{
+		p:        &platform.Platform{Store: e.store, Keys: km, Cache: c, Logger: e.p.Logger, PasswordParams: testParams},
+		resolver: watchedResolver{tenant.NewResolver(e.store, &tenant.ResolverOptions{TTL: time.Hour}), make(chan string, 16)},
+		clients:  make(clientEvents, 16),
+	}
+	select {
+	case <-b.p.Watch(t.Context(), b.resolver, b.clients):
+	case <-time.After(5 * time.Second):
+		t.Fatal("Watch did not subscribe within 5 s")
+	}
+	wantEvent(t, b.resolver.events, "all sites")
+
+	for gap := 1; gap <= 3; gap++ {
+		// Healthy long enough between the losses.
+		time.Sleep(platform.WatchHealthy + 200*time.Millisecond)
+		old, err := b.p.Keys.SigningKey(t.Context(), s.ID) // cached for a minute
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		c.down.Store(true)
+		c.cut()
+		start := time.Now()
+		// Rotated on the other replica while this one is not listening:
+		// the broadcast is missed.
+		k, err := e.p.RotateKey(t.Context(), s.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		if sk, err := b.p.Keys.SigningKey(t.Context(), s.ID); err != nil || sk.KID != old.KID {
+			t.Fatalf("gap %d: during the gap the replica signs with %v, %v; want the cached %s (the test proves nothing)", gap, sk, err, old.KID)
+		}
+		c.down.Store(false)
+
+		wantEvent(t, b.resolver.events, "all sites")
+		if d := time.Since(start); d > 1800*time.Millisecond {
+			t.Errorf("gap %d: resubscribed after %v; want about 1 s", gap, d.Round(10*time.Millisecond))
+		}
+		wantEvent(t, b.clients, "all clients")
+		if sk, err := b.p.Keys.SigningKey(t.Context(), s.ID); err != nil || sk.KID != k.KID {
+			t.Errorf("gap %d: after resubscribing the replica signs with %v, %v; want the key rotated during the gap, %s", gap, sk, err, k.KID)
+		}
+	}
+}
