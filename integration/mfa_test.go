@@ -25,13 +25,14 @@ var (
 	recoveryCodeRE = regexp.MustCompile(`<code>([a-z2-7]{5}-[a-z2-7]{5})</code>`)
 )
 
-// enrolTOTP turns on an authenticator app for the signed-in person p on the
-// account page, as a person would: the secret from the page, a wrong code
-// refused, the app's code accepted. It returns the secret and the
-// recovery codes shown once.
-func enrolTOTP(t *testing.T, p *webPerson) (secret string, codes []string) {
+// enrolTOTP sets up (or replaces) the authenticator app of the signed-in
+// person p on the account page, as a person would: the current password
+// typed on the start form, the secret from the page, a wrong code refused,
+// the app's code accepted. It returns the secret and the recovery codes
+// shown once.
+func enrolTOTP(t *testing.T, p *webPerson, password string) (secret string, codes []string) {
 	t.Helper()
-	start := p.expectPost("/account/security/totp", p.form("/account/security", "totp-start-form", nil), http.StatusOK)
+	start := p.expectPost("/account/security/totp", url.Values{"csrf_token": {p.csrf()}, "password": {password}}, http.StatusOK)
 	m := totpSecretRE.FindStringSubmatch(start.Body)
 	if m == nil {
 		t.Fatalf("no secret on the enrolment page:\n%s", webExcerpt(start.Body))
@@ -136,7 +137,7 @@ func TestTOTPSecondFactor(t *testing.T) {
 		}
 
 		p := webSignIn(t, ts, academy, demo.StudentEmail, demo.StudentPassword)
-		secret, recovery := enrolTOTP(t, p)
+		secret, recovery := enrolTOTP(t, p, demo.StudentPassword)
 
 		signIn := func(code string) *oauthtest.Outcome {
 			t.Helper()
@@ -233,7 +234,7 @@ func TestStaffSecondFactor(t *testing.T) {
 	if !strings.Contains(page.Body, `id="factor-required"`) || !strings.Contains(page.Body, `href="/admin/settings" id="continue-link"`) {
 		t.Fatalf("the enrolment page does not explain or continue:\n%s", webExcerpt(page.Body))
 	}
-	enrolTOTP(t, owner)
+	enrolTOTP(t, owner, demo.OwnerPassword)
 	page = owner.expect("/admin/settings", http.StatusOK)
 	if !strings.Contains(page.Body, `id="staff-mfa" name="staff_mfa" value="on" checked`) {
 		t.Fatal("the setting is not shown on")
@@ -256,7 +257,7 @@ func TestStaffSecondFactor(t *testing.T) {
 	if cont == nil || !strings.HasPrefix(cont[1], "/login/continue?auth_request=") {
 		t.Fatalf("no continue link to the authorization:\n%s", webExcerpt(out.Page.Body))
 	}
-	enrolTOTP(t, lecturer)
+	enrolTOTP(t, lecturer, demo.LecturerPassword)
 	out, err = f.browser.Authorize(academy+strings.ReplaceAll(cont[1], "&amp;", "&"), oauthtest.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -399,7 +400,7 @@ func TestInvitationDoesNotSkipTheSecondFactor(t *testing.T) {
 	// Gil sets up an app (at the open school, where Gil has no role: the
 	// app belongs to the account).
 	gil := webSignIn(t, ts, ts.open(), email, "gil-password-1")
-	secret, _ := enrolTOTP(t, gil)
+	secret, _ := enrolTOTP(t, gil, "gil-password-1")
 
 	p := browserAt(t, ts, academy)
 	res := p.submitForm(link, "invitation-form", url.Values{"password": {"gil-password-1"}})

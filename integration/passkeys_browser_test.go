@@ -29,17 +29,7 @@ func TestPasskeysBrowser(t *testing.T) {
 	browser := startChromium(t)
 	academy := ts.academy()
 	tab := webNewTab(t, browser, shots)
-	ctx, cancel := tab.step()
-	if _, err := chromedp.Call(ctx, webauthn.Enable, webauthn.EnableParams{}); err != nil {
-		t.Fatalf("WebAuthn.enable: %v", err)
-	}
-	if _, err := chromedp.Call(ctx, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{Options: &webauthn.VirtualAuthenticatorOptions{
-		Protocol: webauthn.AuthenticatorProtocolCtap2, Ctap2version: "ctap2_1", Transport: webauthn.AuthenticatorTransportInternal,
-		HasResidentKey: true, HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true,
-	}}); err != nil {
-		t.Fatalf("WebAuthn.addVirtualAuthenticator: %v", err)
-	}
-	cancel()
+	tab.addVirtualAuthenticator(t)
 	signOut := func() {
 		t.Helper()
 		ctx, cancel := tab.step()
@@ -54,6 +44,7 @@ func TestPasskeysBrowser(t *testing.T) {
 	tab.signIn(demo.StudentEmail, demo.StudentPassword)
 	tab.waitVisible("#passkey-add")
 	tab.typeInto("#passkey-name", "Test key")
+	tab.typeInto("#passkey-password", demo.StudentPassword) // adding a factor asks for the password again
 	tab.click("#passkey-add")
 	tab.waitVisible(".flash")
 	if got := tab.text(".flash"); !strings.Contains(got, "Passkey “Test key” added") {
@@ -124,5 +115,23 @@ func TestPasskeysBrowser(t *testing.T) {
 	tab.signIn(demo.StudentEmail, demo.StudentPassword)
 	if loc := tab.location(); loc != academy+"/account/connections" {
 		t.Fatalf("after removing the passkey a password sign-in ends at %s", loc)
+	}
+}
+
+// addVirtualAuthenticator gives the tab a DevTools WebAuthn virtual
+// authenticator: a platform authenticator (CTAP 2.1, resident keys) whose
+// user verification always succeeds without a prompt.
+func (tab *webTab) addVirtualAuthenticator(t *testing.T) {
+	t.Helper()
+	ctx, cancel := tab.step()
+	defer cancel()
+	if _, err := chromedp.Call(ctx, webauthn.Enable, webauthn.EnableParams{}); err != nil {
+		t.Fatalf("WebAuthn.enable: %v", err)
+	}
+	if _, err := chromedp.Call(ctx, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{Options: &webauthn.VirtualAuthenticatorOptions{
+		Protocol: webauthn.AuthenticatorProtocolCtap2, Ctap2version: "ctap2_1", Transport: webauthn.AuthenticatorTransportInternal,
+		HasResidentKey: true, HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true,
+	}}); err != nil {
+		t.Fatalf("WebAuthn.addVirtualAuthenticator: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	texttemplate "text/template"
+	"time"
 
 	"github.com/lectern/lectern/i18n"
 	"github.com/lectern/lectern/storage"
@@ -28,9 +29,21 @@ const (
 	KindPasswordReset     = "password_reset"
 	KindEmailChangeVerify = "email_change_verify"
 	KindEmailChangeNotice = "email_change_notice"
+	// KindFactorNotice tells the account that one of its second factors
+	// was added or removed (Data.Factor says which change).
+	KindFactorNotice = "factor_notice"
 )
 
-var kinds = []string{KindInvitation, KindSignUpVerify, KindSignUpExists, KindPasswordReset, KindEmailChangeVerify, KindEmailChangeNotice}
+var kinds = []string{KindInvitation, KindSignUpVerify, KindSignUpExists, KindPasswordReset, KindEmailChangeVerify, KindEmailChangeNotice, KindFactorNotice}
+
+// The changes a factor notice (KindFactorNotice) tells of.
+const (
+	FactorPasskeyAdded   = "passkey_added"
+	FactorPasskeyRemoved = "passkey_removed"
+	FactorAppAdded       = "totp_added"
+	FactorAppReplaced    = "totp_replaced"
+	FactorAppRemoved     = "totp_removed"
+)
 
 // Data is what a template may show. Each kind uses some of it.
 type Data struct {
@@ -50,6 +63,11 @@ type Data struct {
 	InvitedBy string
 	// NewEmail is the address an e-mail change moves to.
 	NewEmail string
+	// Factor is the change a factor notice tells of (FactorPasskeyAdded,
+	// ...), FactorName the passkey's name, At when it was made.
+	Factor     string
+	FactorName string
+	At         time.Time
 	// How long the link is valid, in the unit the template names.
 	ValidDays, ValidHours, ValidMinutes int
 
@@ -62,6 +80,8 @@ type Data struct {
 
 	// Subject is filled in for the HTML part (its <title>).
 	Subject string
+	// When is At in the message's language (Render fills it in).
+	When string
 }
 
 // defaultColors are the colours of a site without an appearance
@@ -147,6 +167,9 @@ func (t *Templates) Render(kind string, d Data) (subject, text, html string, err
 	}
 	if !i18n.Supported(d.Lang) {
 		d.Lang = i18n.Default
+	}
+	if !d.At.IsZero() {
+		d.When = i18n.DateTime(d.Lang, d.At.UTC())
 	}
 	for i, c := range []*string{&d.PrimaryColor, &d.AccentColor, &d.BackgroundColor, &d.TextColor} {
 		if !colorRE.MatchString(*c) {

@@ -68,11 +68,14 @@ func (a *Account) WebAuthnDisplayName() string {
 	return a.User.Email
 }
 
-// WebAuthnCredentials implements webauthn.User.
+// WebAuthnCredentials implements webauthn.User. A clone warning stored
+// before it was refused (see ErrCloned) is cleared: only the assertion
+// being checked may raise it.
 func (a *Account) WebAuthnCredentials() []webauthn.Credential {
 	out := make([]webauthn.Credential, 0, len(a.Passkeys))
 	for _, p := range a.Passkeys {
 		if c, err := DecodeCredential(p.Data); err == nil {
+			c.Authenticator.CloneWarning = false
 			out = append(out, *c)
 		}
 	}
@@ -117,6 +120,9 @@ type Ceremony struct {
 	ReturnTo string `json:"return_to,omitempty"`
 	// Step is the second-factor step a sign-in with a passkey completes.
 	Step string `json:"step,omitempty"`
+	// Registration: the ceremony adds a passkey (BeginRegistration); a
+	// sign-in's, which names its person too, never can.
+	Registration bool `json:"registration,omitempty"`
 }
 
 func ceremonyKey(site tenant.ID, id string) string { return storage.CacheKey(site, "webauthn", id) }
@@ -169,11 +175,38 @@ func HasFactor(ctx context.Context, s storage.FactorStore, site tenant.ID, userI
 	return totp, len(keys), nil
 }
 
-// Store is what the passkey ceremonies read and write.
+// HasAnyFactor reports whether the account has a second factor anywhere:
+// an authenticator app, or a passkey at any site. Whoever has one must
+// prove one before changing the account's factors, wherever they are
+// signed in (a site where the person's passkeys do not work must not let
+// the password alone set up an app that works at every site).
+func HasAnyFactor(ctx context.Context, s storage.FactorStore, userID string) (bool, error) {
+	switch _, err := s.TOTPOf(ctx, userID); {
+	case err == nil:
+		return true, nil
+	case !errors.Is(err, storage.ErrNotFound):
+		return false, err
+	}
+	n, err := s.CountPasskeys(ctx, userID)
+	return n > 0, err
+}
+
+// Store is what the passkey ceremonies read and write; they record a
+// cloned passkey's refusal in the site's audit log themselves.
 type Store interface {
 	storage.FactorStore
 	UserByID(ctx context.Context, id string) (*storage.User, error)
+	RecordAudit(ctx context.Context, e *storage.AuditEvent) error
 }
+
+// ErrCloned refuses a passkey whose signature counter did not advance: a
+// nonzero count at or below the one last seen (WebAuthn §7.2 step 17), the
+// mark of a copy of its private key used beside the original. The
+// sign-in is refused as any other unusable passkey is, audited as
+// login.passkey_cloned, and the passkey's record is left as it was, so
+// the original, whose count is ahead, keeps working. Synced passkeys,
+// which always count 0, are not affected.
+var ErrCloned = errors.New("mfa: the passkey's signature counter went backwards (a cloned authenticator?)")
 
 // Party is a site's relying party, ready for ceremonies.
 type Party struct {
@@ -216,8 +249,11 @@ func (p *Party) BeginDiscoverable(c *Ceremony) (any, error) {
 }
 
 // FinishLogin checks the authenticator's answer (credential, JSON) to c
-// for acct and records the passkey's use.
-func (p *Party) FinishLogin(ctx context.Context, store storage.FactorStore, acct *Account, c *Ceremony, credential string, at time.Time) error {
+// for acct and records the passkey's use (ErrCloned: refused).
+func (p *Party) FinishLogin(ctx context.Context, store Store, acct *Account, c *Ceremony, credential string, at time.Time) error {
+	if c.Registration {
+		return errors.New("mfa: a registration ceremony cannot sign in")
+	}
 	parsed, err := protocol.ParseCredentialRequestResponseBytes([]byte(credential))
 	if err != nil {
 		return err
@@ -226,13 +262,16 @@ func (p *Party) FinishLogin(ctx context.Context, store storage.FactorStore, acct
 	if err != nil {
 		return err
 	}
-	return recordUse(ctx, store, p.site.ID, cred, at)
+	return p.used(ctx, store, acct, cred, parsed, at)
 }
 
 // FinishDiscoverable checks the answer to a sign-in without an account
 // named: the passkey must be one of the site's, and the user handle the
 // authenticator returns must be its account's. It returns the account.
 func (p *Party) FinishDiscoverable(ctx context.Context, store Store, c *Ceremony, credential string, at time.Time) (*Account, error) {
+	if c.Registration {
+		return nil, errors.New("mfa: a registration ceremony cannot sign in")
+	}
 	parsed, err := protocol.ParseCredentialRequestResponseBytes([]byte(credential))
 	if err != nil {
 		return nil, err
@@ -259,7 +298,7 @@ func (p *Party) FinishDiscoverable(ctx context.Context, store Store, c *Ceremony
 	if acct == nil {
 		return nil, errors.New("mfa: no account")
 	}
-	return acct, recordUse(ctx, store, p.site.ID, cred, at)
+	return acct, p.used(ctx, store, acct, cred, parsed, at)
 }
 
 // BeginRegistration starts adding a passkey to acct: a discoverable
@@ -271,15 +310,15 @@ func (p *Party) BeginRegistration(acct *Account, c *Ceremony) (any, error) {
 		return nil, err
 	}
 	c.Data = *data
-	c.UserID = acct.User.ID
+	c.UserID, c.Registration = acct.User.ID, true
 	return a, nil
 }
 
 // FinishRegistration checks the authenticator's answer and stores the new
 // passkey under name.
 func (p *Party) FinishRegistration(ctx context.Context, store storage.FactorStore, acct *Account, c *Ceremony, credential, name string, at time.Time) (*storage.Passkey, error) {
-	if c.UserID != acct.User.ID {
-		return nil, errors.New("mfa: the ceremony is another account's")
+	if !c.Registration || c.UserID != acct.User.ID {
+		return nil, errors.New("mfa: the ceremony is not a registration of this account")
 	}
 	parsed, err := protocol.ParseCredentialCreationResponseBytes([]byte(credential))
 	if err != nil {
@@ -297,16 +336,24 @@ func (p *Party) FinishRegistration(ctx context.Context, store storage.FactorStor
 	return pk, store.CreatePasskey(ctx, pk)
 }
 
-func recordUse(ctx context.Context, store storage.FactorStore, site tenant.ID, cred *webauthn.Credential, at time.Time) error {
-	pk, err := store.PasskeyByCredentialID(ctx, site, cred.ID)
+// used records a checked sign-in with cred (its new counter and flags),
+// or refuses it with ErrCloned.
+func (p *Party) used(ctx context.Context, store Store, acct *Account, cred *webauthn.Credential, parsed *protocol.ParsedCredentialAssertionData, at time.Time) error {
+	pk, err := store.PasskeyByCredentialID(ctx, p.site.ID, cred.ID)
 	if err != nil {
 		return err
+	}
+	if cred.Authenticator.CloneWarning {
+		_ = store.RecordAudit(ctx, &storage.AuditEvent{SiteID: p.site.ID, Actor: pk.UserID, Action: "login.passkey_cloned", Target: acct.User.Email,
+			Details: map[string]any{"passkey": pk.Name, "passkey_id": pk.ID, "count_seen": cred.Authenticator.SignCount,
+				"count_presented": parsed.Response.AuthenticatorData.Counter}, IP: tenant.ClientIPFrom(ctx), CreatedAt: at})
+		return ErrCloned
 	}
 	data, err := EncodeCredential(cred)
 	if err != nil {
 		return err
 	}
-	return store.PasskeyUsed(ctx, site, pk.ID, data, at)
+	return store.PasskeyUsed(ctx, p.site.ID, pk.ID, data, at)
 }
 
 // AccountAt is the user with their passkeys at site.

@@ -47,14 +47,15 @@ func NewTOTPKey(issuer, account string) (*otp.Key, error) {
 
 // MatchTOTP returns the time step whose code is code for secret at now
 // (within Skew), or false. Every step is compared, each in constant time.
+// The code may be typed as apps show it, "123 456" (TOTPCode).
 func MatchTOTP(secret, code string, now time.Time) (int64, bool) {
-	code = strings.TrimSpace(code)
-	if len(code) != 6 {
+	code, ok := TOTPCode(code)
+	if !ok {
 		return 0, false
 	}
 	step := now.Unix() / Period
 	var found int64
-	ok := false
+	ok = false
 	for d := int64(-Skew); d <= Skew; d++ {
 		want, err := totp.GenerateCodeCustom(secret, time.Unix((step+d)*Period, 0), totp.ValidateOpts{Period: Period, Digits: Digits, Algorithm: otp.AlgorithmSHA1})
 		if err != nil {
@@ -67,34 +68,85 @@ func MatchTOTP(secret, code string, now time.Time) (int64, bool) {
 	return found, ok
 }
 
-// Checker verifies second-factor codes of accounts.
+// TOTPCode reads what a person typed as a TOTP code: six digits, with the
+// spaces and dashes apps show between groups ("123 456", "123-456")
+// ignored. False: it is not one (a recovery code, perhaps).
+func TOTPCode(typed string) (string, bool) {
+	code := strings.NewReplacer(" ", "", "-", "", "\t", "").Replace(strings.TrimSpace(typed))
+	if len(code) != 6 {
+		return "", false
+	}
+	for i := 0; i < len(code); i++ {
+		if code[i] < '0' || code[i] > '9' {
+			return "", false
+		}
+	}
+	return code, true
+}
+
+// Checker verifies second-factor codes of accounts, MaxFailures wrong ones
+// per FailureWindow.
+//
+// Every attempt is counted before its code is checked, by one atomic
+// increment (Cache.Incr) of the account's attempts in the window, and is
+// refused when that count, less the codes that were right, exceeds
+// MaxFailures. Requests sent in parallel each get their own count, so no
+// more than MaxFailures wrong codes are ever checked in a window, however
+// many arrive at once (a read of the count before the check and an
+// increment after it let every parallel request through: audit P,
+// finding 4). A right code gives its attempt back (a second counter that
+// only right codes raise), so a person who signs in several times is not
+// held up; a wrong one never does. The counters are platform-wide: an
+// account's codes are the same at every site.
 type Checker struct {
 	Store storage.FactorStore
 	Cache storage.Cache
 	Now   func() time.Time
 }
 
-func failureKey(userID string) string {
+func userKey(kind, userID string) string {
 	sum := sha256.Sum256([]byte(userID))
-	return storage.PlatformKey("mfa-fail", base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:15]))
+	return storage.PlatformKey(kind, base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:15]))
 }
 
-// Throttled reports whether the account may not try a code now.
-func (c *Checker) Throttled(ctx context.Context, userID string) (bool, error) {
-	raw, err := c.Cache.Get(ctx, failureKey(userID))
-	if errors.Is(err, storage.ErrCacheMiss) {
-		return false, nil
-	}
+// attemptsKey counts the account's attempts in the window, rightKey the
+// right codes among them.
+func attemptsKey(userID string) string { return userKey("mfa-try", userID) }
+func rightKey(userID string) string    { return userKey("mfa-ok", userID) }
+
+// admit counts an attempt against the account before its code is checked:
+// ErrThrottled when the account has had MaxFailures wrong codes in the
+// window (this attempt stays counted).
+func (c *Checker) admit(ctx context.Context, userID string) error {
+	n, err := c.Cache.Incr(ctx, attemptsKey(userID), FailureWindow)
 	if err != nil {
-		return false, err
+		return err
 	}
-	n, _ := strconv.Atoi(string(raw))
-	return n >= MaxFailures, nil
+	if n == 1 {
+		// A new window: the right codes of the last one end with it.
+		_ = c.Cache.Delete(ctx, rightKey(userID))
+	}
+	if n <= MaxFailures {
+		return nil
+	}
+	right := int64(0)
+	raw, err := c.Cache.Get(ctx, rightKey(userID))
+	switch {
+	case err == nil:
+		right, _ = strconv.ParseInt(string(raw), 10, 64)
+	case !errors.Is(err, storage.ErrCacheMiss):
+		return err
+	}
+	if n-right > MaxFailures {
+		return ErrThrottled
+	}
+	return nil
 }
 
-// Failed counts a wrong code against the account.
-func (c *Checker) Failed(ctx context.Context, userID string) {
-	_, _ = c.Cache.Incr(ctx, failureKey(userID), FailureWindow)
+// right gives a right code's attempt back. Lost (the cache failed), the
+// account is only held to its limit sooner.
+func (c *Checker) right(ctx context.Context, userID string) {
+	_, _ = c.Cache.Incr(ctx, rightKey(userID), FailureWindow)
 }
 
 // Check verifies code, a TOTP code or a recovery code, for the account.
@@ -102,41 +154,46 @@ func (c *Checker) Failed(ctx context.Context, userID string) {
 // reused code, or ErrThrottled. A TOTP code is accepted once: a code of
 // the same or an earlier step is refused afterwards.
 func (c *Checker) Check(ctx context.Context, userID, code string) (bool, error) {
-	if t, err := c.Throttled(ctx, userID); err != nil || t {
-		if err == nil {
-			err = ErrThrottled
-		}
+	if err := c.admit(ctx, userID); err != nil {
 		return false, err
 	}
-	code = strings.TrimSpace(code)
-	if len(code) == 6 {
+	ok, err := c.check(ctx, userID, code)
+	if ok {
+		c.right(ctx, userID)
+	}
+	return ok, err
+}
+
+func (c *Checker) check(ctx context.Context, userID, code string) (bool, error) {
+	if code, isTOTP := TOTPCode(code); isTOTP {
 		t, err := c.Store.TOTPOf(ctx, userID)
 		if errors.Is(err, storage.ErrNotFound) {
-			c.Failed(ctx, userID)
 			return false, nil
 		}
 		if err != nil {
 			return false, err
 		}
 		step, ok := MatchTOTP(t.Secret, code, c.Now())
-		if ok {
-			if ok, err = c.Store.UseTOTPStep(ctx, userID, step); err != nil {
-				return false, err
-			}
-		}
 		if !ok {
-			c.Failed(ctx, userID)
+			return false, nil
 		}
-		return ok, nil
+		return c.Store.UseTOTPStep(ctx, userID, step)
 	}
-	ok, err := c.Store.UseRecoveryCode(ctx, userID, HashRecoveryCode(code), c.Now())
-	if err != nil {
-		return false, err
+	return c.Store.UseRecoveryCode(ctx, userID, HashRecoveryCode(code), c.Now())
+}
+
+// CheckNew verifies the first code of an authenticator being set up with
+// secret, counted against the account like Check. It returns the code's
+// time step, false for a wrong code, or ErrThrottled.
+func (c *Checker) CheckNew(ctx context.Context, userID, secret, code string) (int64, bool, error) {
+	if err := c.admit(ctx, userID); err != nil {
+		return 0, false, err
 	}
-	if !ok {
-		c.Failed(ctx, userID)
+	step, ok := MatchTOTP(secret, code, c.Now())
+	if ok {
+		c.right(ctx, userID)
 	}
-	return ok, nil
+	return step, ok, nil
 }
 
 // RecoveryCodes is how many recovery codes an enrolment gives.

@@ -51,6 +51,10 @@ type FactorStore interface {
 	CreatePasskey(ctx context.Context, p *Passkey) error
 	// Passkeys returns the user's passkeys at site, oldest first.
 	Passkeys(ctx context.Context, site tenant.ID, userID string) ([]Passkey, error)
+	// CountPasskeys counts the user's passkeys at every site: the one
+	// passkey question not scoped to a site, whether the account has a
+	// second factor anywhere (changing factors then takes one proved).
+	CountPasskeys(ctx context.Context, userID string) (int, error)
 	// PasskeyByCredentialID finds a passkey of site by its credential ID.
 	PasskeyByCredentialID(ctx context.Context, site tenant.ID, credentialID []byte) (*Passkey, error)
 	// PasskeyUsed records a sign-in with the passkey: its updated data

@@ -7,11 +7,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/lectern/lectern/i18n"
+	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/mfa"
 	"github.com/lectern/lectern/session"
 	"github.com/lectern/lectern/storage"
@@ -36,6 +38,19 @@ type securityData struct {
 	RecoveryLeft      int
 	Sessions          []sessionRow
 	SessionsMax       int
+	// HasPassword: adding a factor asks for the current password.
+	HasPassword bool
+	// Proof says why this session cannot change the account's factors
+	// (factorProved), ProofSignIn that signing in again here would
+	// prove one, at SignInURL.
+	Proof       string
+	ProofSignIn bool
+	SignInURL   string
+	// PasskeyError and TOTPError say why a change in that section was
+	// refused, ErrorSignIn that signing in again would help.
+	PasskeyError string
+	TOTPError    string
+	ErrorSignIn  bool
 }
 
 type passkeyRow struct {
@@ -56,10 +71,38 @@ type sessionRow struct {
 
 // security serves GET /account/security.
 func (h *Handler) security(w http.ResponseWriter, r *http.Request, rq *request) {
+	d := securityData{Required: r.URL.Query().Get("required") == "1", Continue: continueTarget(r.URL.Query().Get("continue"))}
+	h.securityPage(w, r, rq, http.StatusOK, d, h.takeFlash(r.Context(), rq))
+}
+
+// refuseFactorChange shows the security page again with why a change of
+// factors was refused, in section ("passkeys" or "totp").
+func (h *Handler) refuseFactorChange(w http.ResponseWriter, r *http.Request, rq *request, f *factorRefusal, section string) {
+	if f.RetryAfter != "" {
+		w.Header().Set("Retry-After", f.RetryAfter)
+	}
+	d := securityData{Continue: continueTarget(r.PostFormValue("continue")), ErrorSignIn: f.SignIn}
+	if section == "totp" {
+		d.TOTPError = f.Message
+	} else {
+		d.PasskeyError = f.Message
+	}
+	h.securityPage(w, r, rq, f.Status, d, nil)
+}
+
+// securityPage renders the security page from d's request-specific
+// fields and what the account has.
+func (h *Handler) securityPage(w http.ResponseWriter, r *http.Request, rq *request, status int, d securityData, f *flash) {
 	ctx := r.Context()
-	d := securityData{chrome: chromeFor(rq, "account", "security"), Narrow: true, SessionsMax: h.sessions.Max(),
-		PasskeysAvailable: mfa.Available(rq.site), Required: r.URL.Query().Get("required") == "1",
-		Continue: continueTarget(r.URL.Query().Get("continue"))}
+	d.chrome, d.Narrow, d.SessionsMax = chromeFor(rq, "account", "security"), true, h.sessions.Max()
+	d.PasskeysAvailable, d.HasPassword, d.SignInURL = mfa.Available(rq.site), rq.user.PasswordHash != "", signInAgainURL
+	switch proof, err := h.factorProved(ctx, rq); {
+	case err != nil:
+		h.fail(w, r, rq, err)
+		return
+	case proof != nil:
+		d.Proof, d.ProofSignIn = proof.Message, proof.SignIn
+	}
 	keys, err := h.store.Passkeys(ctx, rq.site.ID, rq.user.ID)
 	if err != nil {
 		h.fail(w, r, rq, err)
@@ -98,7 +141,7 @@ func (h *Handler) security(w http.ResponseWriter, r *http.Request, rq *request) 
 		d.Sessions = append(d.Sessions, sessionRow{Handle: s.Handle, Device: deviceOf(l, s.UserAgent), Place: placeOf(l, s.IP, here),
 			LastSeen: h.when(s.Touched), Current: s.Handle == me, Factors: factorWords(l, s.AMR)})
 	}
-	h.render(w, r, rq, http.StatusOK, "account_security", "Sign-in and security", d, h.takeFlash(ctx, rq))
+	h.render(w, r, rq, status, "account_security", "Sign-in and security", d, f)
 }
 
 // continueTarget accepts only a path of this site to continue to.
@@ -248,8 +291,18 @@ type totpEnrolData struct {
 	Continue string
 }
 
-// totpStart serves POST /account/security/totp: a new secret to scan.
+// totpStart serves POST /account/security/totp: a new secret to scan, for
+// the current password (mayAddFactor). Only a start that passed writes the
+// pending secret the confirmation needs.
 func (h *Handler) totpStart(w http.ResponseWriter, r *http.Request, rq *request) {
+	switch f, err := h.mayAddFactor(r, rq, "totp_setup"); {
+	case err != nil:
+		h.fail(w, r, rq, err)
+		return
+	case f != nil:
+		h.refuseFactorChange(w, r, rq, f, "totp")
+		return
+	}
 	key, err := mfa.NewEnrolment(rq.site.Name, rq.user.Email)
 	if err != nil {
 		h.fail(w, r, rq, err)
@@ -318,20 +371,37 @@ func (h *Handler) totpConfirm(w http.ResponseWriter, r *http.Request, rq *reques
 		h.fail(w, r, rq, err)
 		return
 	}
+	// The password was checked when the setup started; whether this
+	// session must have proved a factor is checked again (one may have
+	// been added meanwhile).
+	switch f, err := h.factorProved(ctx, rq); {
+	case err != nil:
+		h.fail(w, r, rq, err)
+		return
+	case f != nil:
+		h.problem(w, r, rq, f.Status, "Sign in again first", f.Message, "Nothing was changed.")
+		return
+	}
 	checker := &mfa.Checker{Store: h.store, Cache: h.cache, Now: h.now}
-	if t, err := checker.Throttled(ctx, rq.user.ID); err != nil || t {
-		if err != nil {
-			h.fail(w, r, rq, err)
-			return
-		}
+	step, ok, err := checker.CheckNew(ctx, rq.user.ID, key.Secret, r.PostFormValue("code"))
+	switch {
+	case errors.Is(err, mfa.ErrThrottled):
 		w.Header().Set("Retry-After", "900")
 		h.renderTOTPEnrol(w, r, rq, http.StatusTooManyRequests, key, "Too many wrong codes. Wait 15 minutes and try again.", cont)
 		return
-	}
-	step, ok := mfa.MatchTOTP(key.Secret, r.PostFormValue("code"), h.now())
-	if !ok {
-		checker.Failed(ctx, rq.user.ID)
+	case err != nil:
+		h.fail(w, r, rq, err)
+		return
+	case !ok:
 		h.renderTOTPEnrol(w, r, rq, http.StatusUnprocessableEntity, key, "That code is not right. Enter the 6-digit code your app shows now.", cont)
+		return
+	}
+	replaced := false
+	switch _, err := h.store.TOTPOf(ctx, rq.user.ID); {
+	case err == nil:
+		replaced = true
+	case !errors.Is(err, storage.ErrNotFound):
+		h.fail(w, r, rq, err)
 		return
 	}
 	codes, hashes := mfa.NewRecoveryCodes()
@@ -344,7 +414,13 @@ func (h *Handler) totpConfirm(w http.ResponseWriter, r *http.Request, rq *reques
 	if err := h.sessions.AddFactors(ctx, rq.sess, session.AMROTP); err != nil {
 		h.logger.WarnContext(ctx, "session factors not updated", "err", err)
 	}
-	h.audit(r, rq, "account.totp_enabled", rq.user.ID, nil)
+	if replaced {
+		h.audit(r, rq, "account.totp_enabled", rq.user.ID, map[string]any{"replaced": true})
+		h.notifyFactor(r, rq, platform.FactorAppReplaced, "")
+	} else {
+		h.audit(r, rq, "account.totp_enabled", rq.user.ID, nil)
+		h.notifyFactor(r, rq, platform.FactorAppAdded, "")
+	}
 	d := recoveryData{chrome: chromeFor(rq, "account", "security"), Narrow: true, Codes: codes, Continue: cont}
 	h.render(w, r, rq, http.StatusOK, "account_recovery", "Your recovery codes", d, nil)
 }
@@ -373,6 +449,7 @@ func (h *Handler) totpDisable(w http.ResponseWriter, r *http.Request, rq *reques
 		return
 	}
 	h.audit(r, rq, "account.totp_disabled", rq.user.ID, nil)
+	h.notifyFactor(r, rq, platform.FactorAppRemoved, "")
 	_ = h.setFlash(ctx, rq, flash{Kind: "ok", Message: "The authenticator app is off, and its recovery codes no longer work."})
 	seeOther(w, r, securityPath)
 }
@@ -388,12 +465,25 @@ func writePasskeyJSON(w http.ResponseWriter, r *http.Request, rq *request, statu
 }
 
 // passkeyBegin serves POST /account/security/passkeys/begin: the options
-// to create a passkey for the signed-in person at this site.
+// to create a passkey for the signed-in person at this site, for the
+// current password (mayAddFactor). Only a begin that passed starts the
+// registration ceremony the finish needs.
 func (h *Handler) passkeyBegin(w http.ResponseWriter, r *http.Request, rq *request) {
 	ctx := r.Context()
 	p, err := mfa.PartyOf(rq.site)
 	if err != nil || !mfa.Available(rq.site) {
 		writePasskeyJSON(w, r, rq, http.StatusNotFound, mfa.Answer{Error: "Passkeys are not available at this address."})
+		return
+	}
+	switch f, err := h.mayAddFactor(r, rq, "passkey_add"); {
+	case err != nil:
+		writePasskeyJSON(w, r, rq, http.StatusServiceUnavailable, mfa.Answer{Error: "Lectern could not start this now. Try again."})
+		return
+	case f != nil:
+		if f.RetryAfter != "" {
+			w.Header().Set("Retry-After", f.RetryAfter)
+		}
+		writePasskeyJSON(w, r, rq, f.Status, mfa.Answer{Error: f.Message})
 		return
 	}
 	acct, err := mfa.AccountAt(ctx, h.store, rq.site.ID, rq.user.ID)
@@ -444,8 +534,16 @@ func (h *Handler) passkeyFinish(w http.ResponseWriter, r *http.Request, rq *requ
 		writePasskeyJSON(w, r, rq, http.StatusServiceUnavailable, mfa.Answer{Error: "Lectern could not finish this now. Try again."})
 		return
 	}
-	if c == nil || c.UserID != rq.user.ID {
+	if c == nil || !c.Registration || c.UserID != rq.user.ID {
 		writePasskeyJSON(w, r, rq, http.StatusBadRequest, mfa.Answer{Error: "This request expired. Try again."})
+		return
+	}
+	switch f, err := h.factorProved(ctx, rq); {
+	case err != nil:
+		writePasskeyJSON(w, r, rq, http.StatusServiceUnavailable, mfa.Answer{Error: "Lectern could not finish this now. Try again."})
+		return
+	case f != nil:
+		writePasskeyJSON(w, r, rq, f.Status, mfa.Answer{Error: f.Message})
 		return
 	}
 	acct, err := mfa.AccountAt(ctx, h.store, rq.site.ID, rq.user.ID)
@@ -466,6 +564,7 @@ func (h *Handler) passkeyFinish(w http.ResponseWriter, r *http.Request, rq *requ
 		h.logger.WarnContext(ctx, "session factors not updated", "err", err)
 	}
 	h.audit(r, rq, "account.passkey_added", rq.user.ID, map[string]any{"name": name})
+	h.notifyFactor(r, rq, platform.FactorPasskeyAdded, name)
 	_ = h.setFlash(ctx, rq, flash{Kind: "ok", Message: h.t(r, rq, "web.security.passkey_added", "Name", name, "Site", rq.site.Name)})
 	next := securityPath
 	if c.ReturnTo != "" {
@@ -508,9 +607,28 @@ func (h *Handler) passkeyRename(w http.ResponseWriter, r *http.Request, rq *requ
 	seeOther(w, r, securityPath)
 }
 
-// passkeyRemove serves POST /account/security/passkeys/{id}/remove.
+// passkeyRemove serves POST /account/security/passkeys/{id}/remove, from a
+// session that proved a second factor (the passkey is one at this site,
+// so its owner can prove one here).
 func (h *Handler) passkeyRemove(w http.ResponseWriter, r *http.Request, rq *request) {
-	switch err := h.store.DeletePasskey(r.Context(), rq.site.ID, rq.user.ID, passkeyID(r)); {
+	ctx := r.Context()
+	keys, err := h.store.Passkeys(ctx, rq.site.ID, rq.user.ID)
+	if err != nil {
+		h.fail(w, r, rq, err)
+		return
+	}
+	id := passkeyID(r)
+	i := slices.IndexFunc(keys, func(k storage.Passkey) bool { return k.ID == id })
+	if i < 0 {
+		h.notFound(w, r, rq)
+		return
+	}
+	if !rq.sess.MFA() {
+		h.refuseFactorChange(w, r, rq, &factorRefusal{Status: http.StatusForbidden, SignIn: true,
+			Message: "To change your second factors, first sign in again with your second factor."}, "passkeys")
+		return
+	}
+	switch err := h.store.DeletePasskey(ctx, rq.site.ID, rq.user.ID, id); {
 	case errors.Is(err, storage.ErrNotFound):
 		h.notFound(w, r, rq)
 		return
@@ -518,7 +636,8 @@ func (h *Handler) passkeyRemove(w http.ResponseWriter, r *http.Request, rq *requ
 		h.fail(w, r, rq, err)
 		return
 	}
-	h.audit(r, rq, "account.passkey_removed", rq.user.ID, nil)
+	h.audit(r, rq, "account.passkey_removed", rq.user.ID, map[string]any{"name": keys[i].Name})
+	h.notifyFactor(r, rq, platform.FactorPasskeyRemoved, keys[i].Name)
 	_ = h.setFlash(r.Context(), rq, flash{Kind: "ok", Message: "Passkey removed. It can no longer sign in here."})
 	seeOther(w, r, securityPath)
 }

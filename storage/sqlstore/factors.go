@@ -25,6 +25,14 @@ func (s *Store) Passkeys(ctx context.Context, site tenant.ID, userID string) ([]
 	return out, mapErr(err)
 }
 
+// CountPasskeys implements storage.FactorStore: by user alone (the
+// passkeys_user index leads with user_id).
+func (s *Store) CountPasskeys(ctx context.Context, userID string) (int, error) {
+	var n int64
+	err := s.db.WithContext(ctx).Model(&storage.Passkey{}).Where("user_id = ?", userID).Count(&n).Error
+	return int(n), mapErr(err)
+}
+
 // PasskeyByCredentialID implements storage.FactorStore.
 func (s *Store) PasskeyByCredentialID(ctx context.Context, site tenant.ID, credentialID []byte) (*storage.Passkey, error) {
 	var p storage.Passkey

@@ -37,6 +37,14 @@ func testPasskeys(t *testing.T, f *fixture) {
 	if err != nil || len(list) != 1 || list[0].ID != p.ID {
 		t.Fatalf("Passkeys(A) = %+v, %v; want only the Laptop passkey", list, err)
 	}
+	// Counted at every site: the account's passkeys at A and B, not the
+	// other user's.
+	if n, err := f.s.CountPasskeys(f.ctx, u.ID); err != nil || n != 2 {
+		t.Errorf("CountPasskeys = %d, %v; want 2 (one at A, one at B)", n, err)
+	}
+	if n, err := f.s.CountPasskeys(f.ctx, other.ID); err != nil || n != 0 {
+		t.Errorf("CountPasskeys(other) = %d, %v; want 0", n, err)
+	}
 	// Foreign site, foreign user: not found, nothing changed.
 	if err := f.s.RenamePasskey(f.ctx, f.b.ID, u.ID, p.ID, "Hijacked"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("RenamePasskey from site B = %v; want ErrNotFound", err)
