@@ -150,13 +150,9 @@ const maxForm = 16 << 10
 func (h *Handler) form(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		site := siteOf(r)
-		if o := r.Header.Get("Origin"); o != "" && o != "null" {
-			if c, err := tenant.CanonicalOrigin(o); err != nil || c != site.Origin {
-				h.message(w, r, http.StatusForbidden, "Form not accepted", msg{Message: "This form was sent from another site, so it was not accepted. Nothing was changed.", Alert: true})
-				return
-			}
-		}
-		if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		// Before the body is read; by the same rule as every other form
+		// (the sign-in's too): the site's origin and its aliases.
+		if !session.SameOrigin(r, site) {
 			h.message(w, r, http.StatusForbidden, "Form not accepted", msg{Message: "This form was sent from another site, so it was not accepted. Nothing was changed.", Alert: true})
 			return
 		}

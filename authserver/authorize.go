@@ -342,16 +342,11 @@ func (s *Server) proceed(w http.ResponseWriter, r *http.Request, site *tenant.Si
 		s.refusal(w, r, site, client, ar, p, sess)
 		return
 	}
-	if client.Audience == storage.AudienceOperator && staffNeedsFactor(site, p.Roles, sess) {
-		if ar.Prompt == "none" {
-			s.redirectError(w, r, site, ar.RedirectURI, ar.State, oauthError(codeInteractionRequired, "the site requires a second factor for operator access"))
-			return
-		}
-		s.requireFactor(w, r, site, ar, sess)
+	if s.factorDue(w, r, site, client, ar, sess, p) {
 		return
 	}
 	if ar.Prompt != "consent" && covers(remembered, granted) {
-		s.complete(w, r, site, ar, sess, p, granted)
+		s.complete(w, r, site, client, ar, sess, p, granted)
 		return
 	}
 	if ar.Prompt == "none" {
@@ -406,8 +401,32 @@ func grantable(roles []string, audience string, requested []string) (granted, wi
 	return granted, withheld
 }
 
-// complete issues the code and sends the browser back to the client.
-func (s *Server) complete(w http.ResponseWriter, r *http.Request, site *tenant.Site, ar *authRequest, sess *session.Session, p *Profile, granted []string) {
+// factorDue applies the site's "staff must use a second factor"
+// (staff_mfa) to an authorization of an operator client by the person of
+// sess, who has profile p. When a second factor is due it answers
+// (interaction_required without interaction, else the second-factor step
+// or enrolment, which come back to the request) and returns true. Every
+// way to a code passes it: proceed before remembered consent or the
+// consent page, the consent page (GET and approve), and complete itself.
+func (s *Server) factorDue(w http.ResponseWriter, r *http.Request, site *tenant.Site, client *Client, ar *authRequest, sess *session.Session, p *Profile) bool {
+	if client.Audience != storage.AudienceOperator || !staffNeedsFactor(site, p.Roles, sess) {
+		return false
+	}
+	if ar.Prompt == "none" {
+		s.redirectError(w, r, site, ar.RedirectURI, ar.State, oauthError(codeInteractionRequired, "the site requires a second factor for operator access"))
+		return true
+	}
+	s.requireFactor(w, r, site, ar, sess)
+	return true
+}
+
+// complete issues the code and sends the browser back to the client,
+// unless the staff policy wants a second factor first (factorDue: the
+// last check, whichever page led here).
+func (s *Server) complete(w http.ResponseWriter, r *http.Request, site *tenant.Site, client *Client, ar *authRequest, sess *session.Session, p *Profile, granted []string) {
+	if s.factorDue(w, r, site, client, ar, sess, p) {
+		return
+	}
 	code, err := s.issueCode(r.Context(), site.ID, &codeRecord{
 		ClientID: ar.ClientID, RedirectURI: ar.RedirectURI, Challenge: ar.Challenge, Resource: ar.Resource,
 		Scopes: granted, Nonce: ar.Nonce, UserID: sess.UserID, AuthTime: sess.AuthTime.Unix(), AMR: sess.AMR, Profile: *p,

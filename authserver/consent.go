@@ -85,7 +85,13 @@ func (s *Server) Consent(w http.ResponseWriter, r *http.Request) {
 		s.refusal(w, r, site, client, ar, p, sess)
 		return
 	}
+	// The consent page is no way around the staff policy either: it can
+	// be opened directly, skipping the enrolment proceed sent the person
+	// to (audit P, finding 1).
 	if r.Method == http.MethodGet {
+		if s.factorDue(w, r, site, client, ar, sess, p) {
+			return
+		}
 		s.renderConsent(w, r, site, client, ar, sess, p, granted, withheld)
 		return
 	}
@@ -100,6 +106,10 @@ func (s *Server) Consent(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, site, http.StatusBadRequest, codeInvalidRequest, "The consent form was submitted without a decision.", "Go back and choose Allow or Deny.")
 		return
 	}
+	// A denial issues nothing; an approval needs what proceed asks first.
+	if decision == "approve" && s.factorDue(w, r, site, client, ar, sess, p) {
+		return
+	}
 	// One decision per request: the pending request is gone after this.
 	_ = s.cache.Delete(ctx, storage.CacheKey(site.ID, "authreq", ar.ID))
 	switch decision {
@@ -109,7 +119,7 @@ func (s *Server) Consent(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.audit(ctx, site.ID, sess.UserID, "consent.granted", client.ClientID, r, map[string]any{"scopes": granted})
-		s.complete(w, r, site, ar, sess, p, granted)
+		s.complete(w, r, site, client, ar, sess, p, granted)
 	case "deny":
 		s.audit(ctx, site.ID, sess.UserID, "consent.denied", client.ClientID, r, map[string]any{"scopes": ar.Scopes})
 		s.redirectError(w, r, site, ar.RedirectURI, ar.State, oauthError(codeAccessDenied, "the user denied the request"))

@@ -76,12 +76,20 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 	if !s.parsePageForm(w, r, site) {
 		return
 	}
-	d := loginData{
-		Request:  r.PostFormValue("auth_request"),
-		ReturnTo: localPath(r.PostFormValue("return_to")),
-		// Echoed into the form: bytes that are not UTF-8 are dropped
-		// (no account's address has them, so nothing is lost).
-		Email: strings.ToValidUTF8(strings.TrimSpace(r.PostFormValue("email")), ""),
+	request := r.PostFormValue("auth_request")
+	// Bytes that are not UTF-8 are dropped (no account's address has
+	// them, so nothing is lost).
+	email := strings.ToValidUTF8(strings.TrimSpace(r.PostFormValue("email")), "")
+	d := loginData{ReturnTo: localPath(r.PostFormValue("return_to"))}
+	// Echoed into the form again only within bounds, whichever answer
+	// comes (a form that expired too): a request's ID has 43 characters
+	// (pending refuses any other), an address at most maxEmail bytes.
+	// What is longer is refused below, and not sent back (audit L, 7d).
+	if len(request) == 43 {
+		d.Request = request
+	}
+	if len(email) <= maxEmail {
+		d.Email = email
 	}
 	if !session.CheckCSRF(r, site, nil) {
 		d.Error = "Your sign-in form expired. Please try again."
@@ -89,9 +97,9 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 		return
 	}
 	var ar *authRequest
-	if d.Request != "" {
+	if request != "" {
 		var err error
-		if ar, err = s.pending(ctx, site.ID, d.Request); err != nil {
+		if ar, err = s.pending(ctx, site.ID, request); err != nil {
 			s.unavailablePage(w, r, site, err)
 			return
 		}
@@ -101,12 +109,12 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request, site *tenant.
 		}
 	}
 	pw := r.PostFormValue("password")
-	if d.Email == "" || pw == "" {
+	if email == "" || pw == "" {
 		d.Error = "Enter your e-mail address and password."
 		s.renderLogin(w, r, site, http.StatusBadRequest, d)
 		return
 	}
-	if len(d.Email) > maxEmail {
+	if len(email) > maxEmail {
 		d.Error = "The e-mail address or password is wrong."
 		s.renderLogin(w, r, site, http.StatusUnauthorized, d)
 		return

@@ -32,7 +32,7 @@ func CSRFToken(w http.ResponseWriter, r *http.Request, site *tenant.Site, sess *
 // (sign-in, consent, sign-out, the admin area, account pages) calls it
 // before it changes anything, so both defences hold on each of them.
 func CheckCSRF(r *http.Request, site *tenant.Site, sess *Session) bool {
-	if !sameOrigin(r, site) {
+	if !SameOrigin(r, site) {
 		return false
 	}
 	got := r.PostFormValue("csrf_token")
@@ -48,14 +48,16 @@ func CheckCSRF(r *http.Request, site *tenant.Site, sess *Session) bool {
 	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
-// sameOrigin reports whether r may be a form of site's own pages, by
+// SameOrigin reports whether r may be a form of site's own pages, by
 // net/http's CrossOriginProtection (Sec-Fetch-Site, else Origin against
 // Host; safe methods and requests with neither header, which browsers
 // always send on a cross-origin POST, pass). The site's origin and its
 // aliases are trusted as origins: behind a proxy that sets
 // X-Forwarded-Host, the Host that protection compares with is the proxy's.
 // A sibling site on the same fleet is as foreign as any other origin.
-func sameOrigin(r *http.Request, site *tenant.Site) bool {
+// CheckCSRF calls it; a form that refuses a foreign request before it
+// reads the body calls it too, so that every form trusts the same origins.
+func SameOrigin(r *http.Request, site *tenant.Site) bool {
 	p := http.NewCrossOriginProtection()
 	_ = p.AddTrustedOrigin(site.Origin)
 	scheme, _, _ := strings.Cut(site.Origin, "://")

@@ -298,18 +298,54 @@ func (r *Renderer) Render(w http.ResponseWriter, req *http.Request, status int, 
 }
 
 // languages are the selector's links: each sets the language and comes
-// back to this page (a GET; after a POST, to the page's path).
+// back to this page (languageReturn).
 func languages(req *http.Request, current string) []Language {
-	back := req.URL.Path
-	if req.Method == http.MethodGet && req.URL.RawQuery != "" {
-		back += "?" + req.URL.RawQuery
-	}
+	back := languageReturn(req)
 	out := make([]Language, 0, len(i18n.Languages))
 	for _, l := range i18n.Languages {
-		q := url.Values{"lang": {l}, "return_to": {back}}
+		q := url.Values{"lang": {l}}
+		if back != "" {
+			q.Set("return_to", back)
+		}
 		out = append(out, Language{Code: l, Name: i18n.Name(l), URL: LanguagePath + "?" + q.Encode(), Current: l == current})
 	}
 	return out
+}
+
+// maxLanguageReturn bounds the address each language link carries back to
+// the page: every page has one link per language, so a long query (any
+// request can send 20 KB) would be repeated that many times.
+const maxLanguageReturn = 512
+
+// languageReturn is where the language links come back to: the page's
+// path and, for a GET, its query without the "token" parameter (the
+// single-use tokens of the reset, invitation and confirmation links are
+// not copied into links; the person opens their link again). A query
+// that does not parse is left out; an address longer than
+// maxLanguageReturn is cut to the path, and a path that long to nothing
+// (the language page's default).
+func languageReturn(req *http.Request) string {
+	back := req.URL.Path
+	if req.Method == http.MethodGet && req.URL.RawQuery != "" {
+		q := req.URL.RawQuery
+		switch vals, err := url.ParseQuery(q); {
+		case err != nil:
+			q = ""
+		case vals.Has("token"):
+			vals.Del("token")
+			q = vals.Encode()
+		}
+		if q != "" {
+			back += "?" + q
+		}
+	}
+	if len(back) > maxLanguageReturn {
+		back = req.URL.Path
+	}
+	if len(back) > maxLanguageReturn {
+		return ""
+	}
+	return back
 }
 
 // LocalPath reports whether s is a path on this origin that is safe to

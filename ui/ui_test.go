@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -96,6 +97,82 @@ func TestNewRendererChecksEveryPage(t *testing.T) {
 		r.Render(rec, req, http.StatusOK, "hello", Page{Title: "x"})
 		if body := rec.Body.String(); rec.Code != http.StatusOK || !strings.Contains(body, `<p id="hello">`+want+`</p>`) {
 			t.Errorf("%s: status %d, body lacks the page's own content %q", lang, rec.Code, want)
+		}
+	}
+}
+
+// The language links come back to the page, but they neither repeat a
+// long address once per language (a 20 KB query made an 80 KB error
+// page) nor copy a single-use token of a reset, invitation or
+// confirmation link (audit L, finding 7b).
+func TestLanguageLinksBoundTheReturn(t *testing.T) {
+	r, err := NewRenderer(slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	render := func(method, target string) string {
+		t.Helper()
+		w := httptest.NewRecorder()
+		r.Render(w, httptest.NewRequest(method, target, nil), http.StatusBadRequest, "error", Page{Title: "error.title", Data: map[string]any{"Message": "m", "Code": "x"}})
+		return w.Body.String()
+	}
+	links := func(body string) []string {
+		t.Helper()
+		var out []string
+		for _, part := range strings.Split(body, `href="`+LanguagePath+`?`)[1:] {
+			end := strings.IndexByte(part, '"')
+			out = append(out, html.UnescapeString(part[:end]))
+		}
+		if len(out) != len(i18n.Languages) {
+			t.Fatalf("%d language links; want %d", len(out), len(i18n.Languages))
+		}
+		return out
+	}
+	returnTo := func(link string) string {
+		q, err := url.ParseQuery(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q.Get("return_to")
+	}
+
+	// An ordinary page comes back with its query.
+	for _, l := range links(render(http.MethodGet, "/login?auth_request=abc&step_up=1")) {
+		if got := returnTo(l); got != "/login?auth_request=abc&step_up=1" {
+			t.Errorf("return_to %q; want the page with its query", got)
+		}
+	}
+	// A token is never copied; the rest of the query is.
+	const secret = "SECRETtokenVALUE0123456789abcdefghijklmnopq"
+	for _, target := range []string{"/password/reset?token=" + secret, "/invitations/accept?token=" + secret + "&x=1", "/email/confirm?%74oken=" + secret} {
+		body := render(http.MethodGet, target)
+		if strings.Contains(body, secret) {
+			t.Errorf("%s: the page repeats the token", target)
+		}
+		for _, l := range links(body) {
+			if got := returnTo(l); strings.Contains(got, "token") || !strings.HasPrefix(got, target[:strings.IndexByte(target, '?')]) {
+				t.Errorf("%s: return_to %q; want the path without the token", target, got)
+			}
+		}
+	}
+	// A long query is not repeated: the links come back to the path.
+	small := len(render(http.MethodGet, "/password/reset"))
+	long := strings.Repeat("A", 20000)
+	for _, target := range []string{"/password/reset?token=" + long, "/consent?auth_request=" + long, "/login?return_to=/" + long + "&auth_request=x"} {
+		body := render(http.MethodGet, target)
+		if strings.Contains(body, strings.Repeat("A", 100)) || len(body) > small+4*len(target[:strings.IndexByte(target, '?')]) {
+			t.Errorf("%s: a page of %d bytes (%d for the bare page); the query is repeated", target[:20], len(body), small)
+		}
+		for _, l := range links(body) {
+			if got, want := returnTo(l), target[:strings.IndexByte(target, '?')]; got != want {
+				t.Errorf("return_to %q; want %q", got, want)
+			}
+		}
+	}
+	// A path that long has no return_to at all.
+	for _, l := range links(render(http.MethodGet, "/"+long)) {
+		if strings.Contains(l, "return_to") {
+			t.Errorf("a %d-byte path: link %.80q carries it", len(long), l)
 		}
 	}
 }

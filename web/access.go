@@ -119,7 +119,11 @@ func (h *Handler) handleForm(pattern string, level access, maxBytes int64, multi
 			return
 		}
 		if r.Method == http.MethodPost {
-			if !sameOrigin(r) {
+			// Sec-Fetch-Site, or else Origin, must name the site or one
+			// of its aliases, as for every form of the site: this stops a
+			// cross-site post that carries a leaked token before its body
+			// (an upload's megabytes) is read. The CSRF token follows.
+			if !session.SameOrigin(r, site) {
 				h.problem(w, r, rq, http.StatusForbidden, "This form has expired",
 					"The form was not accepted: it did not come from this site. Nothing was changed.",
 					"Go back, reload the page and try again.")
@@ -159,17 +163,6 @@ func (h *Handler) handleForm(pattern string, level access, maxBytes int64, multi
 		page(w, r, rq)
 	})
 }
-
-// crossOrigin is net/http's protection against cross-origin form posts:
-// Sec-Fetch-Site must say same-origin (or none, a person's own
-// navigation); a browser that does not send it must send no Origin or one
-// naming the host the form was posted to (the tenant middleware admitted
-// that host: the site's or an alias of it). The CSRF token is the check
-// every form passes; this one also stops a cross-site post that carries a
-// leaked token, before its body (an upload's megabytes) is read.
-var crossOrigin = http.NewCrossOriginProtection()
-
-func sameOrigin(r *http.Request) bool { return crossOrigin.Check(r) == nil }
 
 // byteSize writes a size for people: "2.1 MiB", "64 KiB".
 func byteSize(n int64) string {
