@@ -138,7 +138,8 @@ func TestSIGTERMDrainsReadinessFirst(t *testing.T) {
 	bin := buildLectern(t)
 	port := freePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", t.TempDir(), "--shutdown-delay", "3s")
+	opsAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	cmd := exec.Command(bin, "serve", "--addr", addr, "--metrics-addr", opsAddr, "--data-dir", t.TempDir(), "--shutdown-delay", "3s")
 	cmd.Env = append(os.Environ(), "LECTERN_LOG_LEVEL=info", "LECTERN_ACCESS_LOG=false")
 	var logs syncBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
@@ -159,10 +160,14 @@ func TestSIGTERMDrainsReadinessFirst(t *testing.T) {
 			t.Logf("lectern log:\n%s", logs.String())
 		}
 	})
-	client := loopbackClient(addr)
+	client, opsClient := loopbackClient(addr), loopbackClient(opsAddr)
 	get := func(host, path string) (int, string) {
 		req, _ := http.NewRequest(http.MethodGet, "http://"+host+path, nil)
-		resp, err := client.Do(req)
+		c := client
+		if host == opsAddr {
+			c = opsClient
+		}
+		resp, err := c.Do(req)
 		if err != nil {
 			return 0, err.Error()
 		}
@@ -193,6 +198,14 @@ func TestSIGTERMDrainsReadinessFirst(t *testing.T) {
 	if code, body := get(site, vocab.ProtectedResourcePath); code != 200 {
 		t.Fatalf("a normal request during the shutdown delay: %d %s; want 200", code, body)
 	}
+	// The metrics listener says so too, and is still scraped (audit R:
+	// it closed at the signal).
+	if code, body := get(opsAddr, "/readyz"); code != 503 || !strings.Contains(body, `"status":"draining"`) {
+		t.Fatalf("the metrics listener's /readyz during the shutdown delay: %d %s; want 503 draining", code, body)
+	}
+	if code, body := get(opsAddr, "/metrics"); code != 200 || !strings.Contains(body, "lectern_ready 0") {
+		t.Fatalf("the metrics listener's /metrics during the shutdown delay: %d; want 200 with lectern_ready 0\n%.300s", code, body)
+	}
 	// Keep-alive connections end after each answer during the delay, so
 	// none is left idle (and closed under a client) when the listener
 	// closes.
@@ -220,6 +233,9 @@ func TestSIGTERMDrainsReadinessFirst(t *testing.T) {
 	}
 	if code, _ := get(site, "/healthz"); code != 0 {
 		t.Fatalf("still answering after exit: %d", code)
+	}
+	if code, _ := get(opsAddr, "/healthz"); code != 0 {
+		t.Fatalf("the metrics listener still answering after exit: %d", code)
 	}
 }
 

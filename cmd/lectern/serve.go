@@ -94,11 +94,18 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 		if err != nil {
 			return fmt.Errorf("--metrics-addr %s: %w (choose a free address, or \"\" to serve no metrics)", cfg.MetricsAddr, err)
 		}
+		// The metrics listener outlives the main one's drain: its /readyz
+		// reports "draining" and its metrics are scraped until the main
+		// listener has closed, rather than refusing from the signal on.
+		opsCtx, stopOps := context.WithCancel(context.WithoutCancel(ctx))
+		opsDone := make(chan struct{})
 		go func() {
-			if err := srv.ServeOps(ctx, mln); err != nil {
+			defer close(opsDone)
+			if err := srv.ServeOps(opsCtx, mln); err != nil {
 				logger.Error("metrics listener", "err", err)
 			}
 		}()
+		defer func() { stopOps(); <-opsDone }()
 	}
 	return srv.Serve(ctx, ln)
 }
