@@ -1,8 +1,10 @@
 package cache
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"net"
 	"strconv"
 	"time"
 
@@ -25,11 +27,11 @@ func (r *Redis) ProbeWrite(ctx context.Context, id string, ttl time.Duration) er
 		return err
 	}
 	return mapErr("SET", r.guard(ctx, r.opTimeout, func(ctx context.Context) error {
-		slots, err := r.cluster.ClusterSlots(ctx).Result()
+		shards, err := r.cluster.ClusterShards(ctx).Result()
 		if err != nil {
 			return err
 		}
-		masters, keys := probeKeys(slots, id)
+		masters, keys := probeKeys(shards, id)
 		cmds, err := r.cluster.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, k := range keys {
 				p.Set(ctx, r.key(k), "1", ceilMillis(ttl))
@@ -45,26 +47,21 @@ func (r *Redis) ProbeWrite(ctx context.Context, id string, ttl time.Duration) er
 	}))
 }
 
-// probeKeys returns, for each master in slots (CLUSTER SLOTS), its address
-// and a probe key whose hash tag falls in one of the slots it serves.
-func probeKeys(slots []redis.ClusterSlot, id string) (masters, keys []string) {
-	ranges := map[string][]redis.ClusterSlot{}
-	for _, s := range slots {
-		if len(s.Nodes) == 0 {
+// probeKeys returns, for each master of shards (CLUSTER SHARDS), its
+// address and a probe key whose hash tag falls in one of the slots it
+// serves.
+func probeKeys(shards []redis.ClusterShard, id string) (masters, keys []string) {
+	for _, sh := range shards {
+		addr, ok := shardMaster(sh)
+		if !ok || len(sh.Slots) == 0 {
 			continue
 		}
-		addr := s.Nodes[0].Addr
-		if _, ok := ranges[addr]; !ok {
-			masters = append(masters, addr)
-		}
-		ranges[addr] = append(ranges[addr], s)
-	}
-	for _, addr := range masters {
 		// A master serving a third of the slots takes a few tries; one
 		// serving a single slot some 16,384 (well under a millisecond).
 		for n := 0; n < 1<<20; n++ {
 			tag := "ready" + strconv.Itoa(n)
-			if servesSlot(ranges[addr], keySlot(tag)) {
+			if servesSlot(sh.Slots, keySlot(tag)) {
+				masters = append(masters, addr)
 				keys = append(keys, "{"+tag+"}:ready:"+id)
 				break
 			}
@@ -73,9 +70,19 @@ func probeKeys(slots []redis.ClusterSlot, id string) (masters, keys []string) {
 	return masters, keys
 }
 
-func servesSlot(ranges []redis.ClusterSlot, slot int) bool {
-	for _, s := range ranges {
-		if s.Start <= slot && slot <= s.End {
+// shardMaster is the address of a shard's master.
+func shardMaster(sh redis.ClusterShard) (string, bool) {
+	for _, n := range sh.Nodes {
+		if n.Role == "master" {
+			return net.JoinHostPort(cmp.Or(n.Endpoint, n.IP), strconv.FormatInt(n.Port, 10)), true
+		}
+	}
+	return "", false
+}
+
+func servesSlot(ranges []redis.SlotRange, slot int) bool {
+	for _, r := range ranges {
+		if r.Start <= int64(slot) && int64(slot) <= r.End {
 			return true
 		}
 	}

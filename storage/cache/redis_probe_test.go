@@ -20,14 +20,17 @@ func TestKeySlot(t *testing.T) {
 // Each master gets one probe key, in a slot it serves, even one that
 // serves a single slot.
 func TestProbeKeys(t *testing.T) {
-	slots := []redis.ClusterSlot{
-		{Start: 0, End: 5460, Nodes: []redis.ClusterNode{{Addr: "a:1"}, {Addr: "a:2"}}},
-		{Start: 5461, End: 10922, Nodes: []redis.ClusterNode{{Addr: "b:1"}}},
-		{Start: 10923, End: 12492, Nodes: []redis.ClusterNode{{Addr: "c:1"}}},
-		{Start: 12493, End: 12493, Nodes: []redis.ClusterNode{{Addr: "d:1"}}},
-		{Start: 12494, End: 16383, Nodes: []redis.ClusterNode{{Addr: "c:1"}}},
+	node := func(host string, port int64, role string) redis.Node {
+		return redis.Node{Endpoint: host, IP: host, Port: port, Role: role}
 	}
-	masters, keys := probeKeys(slots, "replica")
+	shards := []redis.ClusterShard{
+		{Slots: []redis.SlotRange{{Start: 0, End: 5460}}, Nodes: []redis.Node{node("a", 2, "replica"), node("a", 1, "master")}},
+		{Slots: []redis.SlotRange{{Start: 5461, End: 10922}}, Nodes: []redis.Node{node("b", 1, "master")}},
+		{Slots: []redis.SlotRange{{Start: 10923, End: 12492}, {Start: 12494, End: 16383}}, Nodes: []redis.Node{node("c", 1, "master")}},
+		{Slots: []redis.SlotRange{{Start: 12493, End: 12493}}, Nodes: []redis.Node{node("d", 1, "master")}},
+		{Slots: nil, Nodes: []redis.Node{node("e", 1, "master")}}, // serves no slot
+	}
+	masters, keys := probeKeys(shards, "replica")
 	if len(masters) != 4 || len(keys) != 4 {
 		t.Fatalf("masters %v, keys %v", masters, keys)
 	}
@@ -35,9 +38,9 @@ func TestProbeKeys(t *testing.T) {
 		tag, _, _ := strings.Cut(strings.TrimPrefix(k, "{"), "}")
 		slot := keySlot(tag)
 		var owner string
-		for _, s := range slots {
-			if s.Start <= slot && slot <= s.End {
-				owner = s.Nodes[0].Addr
+		for _, sh := range shards {
+			if servesSlot(sh.Slots, slot) {
+				owner, _ = shardMaster(sh)
 			}
 		}
 		if owner != masters[i] || !strings.HasSuffix(k, "}:ready:replica") {

@@ -219,14 +219,14 @@ func moveSlot(t *testing.T, c *redistest.Cluster, slot int) string {
 			t.Fatal(err)
 		}
 	}
-	slots, err := clients[masters[0].Addr()].ClusterSlots(ctx).Result()
+	shards, err := clients[masters[0].Addr()].ClusterShards(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var from, to string
-	for _, s := range slots {
-		if s.Start <= slot && slot <= s.End {
-			from = s.Nodes[0].Addr
+	for _, sh := range shards {
+		if servesSlot(sh.Slots, slot) {
+			from, _ = shardMaster(sh)
 		}
 	}
 	for addr := range clients {
@@ -374,11 +374,11 @@ func TestRedisClusterProbeWriteReachesEveryMaster(t *testing.T) {
 	if err := r.ProbeWrite(ctx, "probe", 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	slots, err := r.cluster.ClusterSlots(ctx).Result()
+	shards, err := r.cluster.ClusterShards(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	masters, keys := probeKeys(slots, "probe")
+	masters, keys := probeKeys(shards, "probe")
 	if len(keys) != 3 {
 		t.Fatalf("probe keys %v for masters %v", keys, masters)
 	}
@@ -392,7 +392,7 @@ func TestRedisClusterProbeWriteReachesEveryMaster(t *testing.T) {
 		if want := keySlot(k[1:strings.IndexByte(k, '}')]); int(slot) != want {
 			t.Errorf("CLUSTER KEYSLOT %s = %d; keySlot says %d", k, slot, want)
 		}
-		if !servesSlot(slotsOf(slots, masters[i]), int(slot)) {
+		if !servesSlot(slotsOf(shards, masters[i]), int(slot)) {
 			t.Errorf("probe key %s (slot %d) is not on master %s", k, slot, masters[i])
 		}
 	}
@@ -404,7 +404,7 @@ func TestRedisClusterProbeWriteReachesEveryMaster(t *testing.T) {
 	}
 	var full string
 	for _, m := range masters {
-		if !servesSlot(slotsOf(slots, m), int(platformSlot)) {
+		if !servesSlot(slotsOf(shards, m), int(platformSlot)) {
 			full = m
 			break
 		}
@@ -424,13 +424,12 @@ func TestRedisClusterProbeWriteReachesEveryMaster(t *testing.T) {
 	}
 }
 
-// slotsOf returns the slot ranges of master in slots.
-func slotsOf(slots []redis.ClusterSlot, master string) []redis.ClusterSlot {
-	var out []redis.ClusterSlot
-	for _, s := range slots {
-		if len(s.Nodes) > 0 && s.Nodes[0].Addr == master {
-			out = append(out, s)
+// slotsOf returns the slot ranges of master in shards.
+func slotsOf(shards []redis.ClusterShard, master string) []redis.SlotRange {
+	for _, sh := range shards {
+		if addr, ok := shardMaster(sh); ok && addr == master {
+			return sh.Slots
 		}
 	}
-	return out
+	return nil
 }
