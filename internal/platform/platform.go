@@ -289,6 +289,12 @@ type Invalidator interface {
 	InvalidateAll()
 }
 
+// watchMaxBackoff bounds the wait between subscription attempts: a
+// replica subscribes again within it of the cache's return, however long
+// the outage was. One attempt is one connection and one command, cheap for
+// the cache even from a fleet of replicas.
+const watchMaxBackoff = 5 * time.Second
+
 // watchHealthy is how long a subscription must have lasted for the next
 // interruption to be retried after a second again. One that ends sooner (a
 // connection that keeps dropping) keeps the backoff growing instead.
@@ -335,7 +341,7 @@ func (p *Platform) Watch(ctx context.Context, sites Invalidator, clients ClientI
 				return
 			case <-time.After(backoff):
 			}
-			backoff = min(2*backoff, 30*time.Second)
+			backoff = min(2*backoff, watchMaxBackoff)
 		}
 	}()
 	return subscribed

@@ -70,3 +70,35 @@ func TestWatchResubscribesPromptlyAfterEachGap(t *testing.T) {
 		}
 	}
 }
+
+// A longer outage: while the cache stays away the waits between tries
+// grow, but to no more than 5 s, so the replica hears changes again within
+// about 5 s of the cache's return (review of audit R's fix: after an 8 s
+// outage the replica resubscribed 7 s after the cache was back).
+func TestWatchResubscribesSoonAfterALongOutage(t *testing.T) {
+	e := newEnv(t, sqltest.SQLite(t), newRedis(t))
+	c := &cuttableCache{Cache: e.cache}
+	b := &replica{
+		p:        &platform.Platform{Store: e.store, Keys: e.p.Keys, Cache: c, Logger: e.p.Logger, PasswordParams: testParams},
+		resolver: watchedResolver{tenant.NewResolver(e.store, &tenant.ResolverOptions{TTL: time.Hour}), make(chan string, 16)},
+		clients:  make(clientEvents, 16),
+	}
+	select {
+	case <-b.p.Watch(t.Context(), b.resolver, b.clients):
+	case <-time.After(5 * time.Second):
+		t.Fatal("Watch did not subscribe within 5 s")
+	}
+	wantEvent(t, b.resolver.events, "all sites")
+
+	c.down.Store(true)
+	c.cut()
+	// Tries at about 1, 3, 7 s fail; with waits growing to 30 s the next
+	// would come at 15 s, with the 5 s bound at 12 s.
+	time.Sleep(8500 * time.Millisecond)
+	c.down.Store(false)
+	back := time.Now()
+	wantEvent(t, b.resolver.events, "all sites")
+	if d := time.Since(back); d > 5500*time.Millisecond {
+		t.Errorf("resubscribed %v after the cache came back; want within about 5 s", d.Round(100*time.Millisecond))
+	}
+}
