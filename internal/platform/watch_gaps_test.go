@@ -4,10 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern/lectern/authserver/keys"
 	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/storage/sqlstore/sqltest"
-	"github.com/lectern/lectern/tenant"
 )
 
 // Audit R: the resubscription backoff grew with every interruption over
@@ -21,21 +19,7 @@ func TestWatchResubscribesPromptlyAfterEachGap(t *testing.T) {
 	e := newEnv(t, sqltest.SQLite(t), newRedis(t))
 	s := e.createSite(t, "gaps")
 	c := &cuttableCache{Cache: e.cache}
-	km, err := keys.NewManager(e.store, e.kek, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &replica{
-		p:        &platform.Platform{Store: e.store, Keys: km, Cache: c, Logger: e.p.Logger, PasswordParams: testParams},
-		resolver: watchedResolver{tenant.NewResolver(e.store, &tenant.ResolverOptions{TTL: time.Hour}), make(chan string, 16)},
-		clients:  make(clientEvents, 16),
-	}
-	select {
-	case <-b.p.Watch(t.Context(), b.resolver, b.clients):
-	case <-time.After(5 * time.Second):
-		t.Fatal("Watch did not subscribe within 5 s")
-	}
-	wantEvent(t, b.resolver.events, "all sites")
+	b := startReplicaOn(t, e, c)
 
 	for gap := 1; gap <= 3; gap++ {
 		// Healthy long enough between the losses.
@@ -78,17 +62,7 @@ func TestWatchResubscribesPromptlyAfterEachGap(t *testing.T) {
 func TestWatchResubscribesSoonAfterALongOutage(t *testing.T) {
 	e := newEnv(t, sqltest.SQLite(t), newRedis(t))
 	c := &cuttableCache{Cache: e.cache}
-	b := &replica{
-		p:        &platform.Platform{Store: e.store, Keys: e.p.Keys, Cache: c, Logger: e.p.Logger, PasswordParams: testParams},
-		resolver: watchedResolver{tenant.NewResolver(e.store, &tenant.ResolverOptions{TTL: time.Hour}), make(chan string, 16)},
-		clients:  make(clientEvents, 16),
-	}
-	select {
-	case <-b.p.Watch(t.Context(), b.resolver, b.clients):
-	case <-time.After(5 * time.Second):
-		t.Fatal("Watch did not subscribe within 5 s")
-	}
-	wantEvent(t, b.resolver.events, "all sites")
+	b := startReplicaOn(t, e, c)
 
 	c.down.Store(true)
 	c.cut()

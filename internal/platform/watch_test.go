@@ -67,12 +67,19 @@ type replica struct {
 
 func startReplica(t *testing.T, e *env) *replica {
 	t.Helper()
+	return startReplicaOn(t, e, e.cache)
+}
+
+// startReplicaOn starts a replica whose cache is c (e's, or a wrapper of
+// it that the test can cut).
+func startReplicaOn(t *testing.T, e *env, c storage.Cache) *replica {
+	t.Helper()
 	km, err := keys.NewManager(e.store, e.kek, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &replica{
-		p: &platform.Platform{Store: e.store, Keys: km, Cache: e.cache, Logger: e.p.Logger, PasswordParams: testParams},
+		p: &platform.Platform{Store: e.store, Keys: km, Cache: c, Logger: e.p.Logger, PasswordParams: testParams},
 		// An hour: anything the replica sees sooner came by broadcast.
 		resolver: watchedResolver{tenant.NewResolver(e.store, &tenant.ResolverOptions{TTL: time.Hour}), make(chan string, 16)},
 		clients:  make(clientEvents, 16),
