@@ -43,6 +43,11 @@ const (
 	FactorAppAdded       = "totp_added"
 	FactorAppReplaced    = "totp_replaced"
 	FactorAppRemoved     = "totp_removed"
+	// The provider's support removed factors (lectern user
+	// remove-factors): the passkeys at the site (FactorName lists their
+	// names), or the authenticator app.
+	FactorPasskeysRemovedBySupport = "passkeys_removed_support"
+	FactorAppRemovedBySupport      = "totp_removed_support"
 )
 
 // Data is what a template may show. Each kind uses some of it.

@@ -177,6 +177,21 @@ type Dir struct {
 	LogText bool
 }
 
+// Check creates the directory and writes and removes a file in it: a
+// directory that cannot hold the messages is found at start, not by the
+// first message's retries (which end with the message dropped).
+func (d *Dir) Check() error {
+	if err := os.MkdirAll(d.Path, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(d.Path, ".writing-*")
+	if err != nil {
+		return err
+	}
+	_ = tmp.Close()
+	return os.Remove(tmp.Name())
+}
+
 // Send implements Transport.
 func (d *Dir) Send(ctx context.Context, m *storage.OutboxMessage) error {
 	// 8-bit bodies: a person reads (or greps) the link in the file as it

@@ -81,3 +81,14 @@ type FactorStore interface {
 	// RecoveryCodesLeft counts the account's unused recovery codes.
 	RecoveryCodesLeft(ctx context.Context, userID string) (int, error)
 }
+
+// FactorSupportStore is what the provider's support uses to recover an
+// account (lectern user factors, user remove-factors): the account's
+// passkeys at every site. It is kept apart from FactorStore, which the
+// request code takes: a request works at one site and never lists another
+// site's passkeys.
+type FactorSupportStore interface {
+	// AllPasskeys returns the user's passkeys at every site, by site and
+	// then oldest first.
+	AllPasskeys(ctx context.Context, userID string) ([]Passkey, error)
+}

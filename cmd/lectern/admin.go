@@ -415,9 +415,15 @@ func runSite(ctx context.Context, env *cmdEnv, args []string) error {
 }
 
 func runUser(ctx context.Context, env *cmdEnv, args []string) error {
-	_, args, err := subcommand(env, "user", []string{"create"}, args)
+	sub, args, err := subcommand(env, "user", []string{"create", "factors", "remove-factors"}, args)
 	if err != nil {
 		return err
+	}
+	switch sub {
+	case "factors":
+		return runUserFactors(ctx, env, args)
+	case "remove-factors":
+		return runUserRemoveFactors(ctx, env, args)
 	}
 	var (
 		email, name, picture, pw string
@@ -447,6 +453,9 @@ func runUser(ctx context.Context, env *cmdEnv, args []string) error {
 			}
 			if err := platform.CheckPicture(picture); err != nil {
 				return err
+			}
+			if !pwStdin && pw == "" {
+				return errors.New("a password is required: give --password-stdin (or --password)")
 			}
 			if pwStdin {
 				line, err := bufio.NewReader(os.Stdin).ReadString('\n')

@@ -122,6 +122,8 @@ func TestUserCreateChecksAddressAndPicture(t *testing.T) {
 	for _, p := range []string{"javascript:alert(1)", "not a url", "http://example.com/a.png", "data:image/png;base64,AAAA"} {
 		c.fails(1, "picture", "user", "create", "--email", "p@x.test", "--name", "N", "--password", "longpassword1", "--picture", p)
 	}
+	// No password at all is asked for as such, not as a short one (audit N).
+	c.fails(1, "a password is required: give --password-stdin", "user", "create", "--email", "p@x.test", "--name", "N")
 	c.ok("user", "create", "--email", "p@x.test", "--name", "N", "--password", "longpassword1", "--picture", "https://cdn.example/p.png")
 	c.ok("user", "create", "--email", "q@x.test", "--name", "N", "--password", "longpassword1", "--picture", "http://localhost:8080/p.png")
 	c.fails(1, "exists already", "user", "create", "--email", "P@x.test", "--name", "N", "--password", "longpassword1")

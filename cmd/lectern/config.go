@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lectern/lectern/internal/platform"
 	"github.com/lectern/lectern/internal/server"
 	"github.com/lectern/lectern/limits"
 	"github.com/lectern/lectern/session"
@@ -166,6 +167,18 @@ func (c *config) checkConnection(fs *cmdFlags) error {
 	return nil
 }
 
+// checkMail refuses a platform sender address that is not one: every
+// message would fail at the transport and be dropped after its retries. It
+// is checked as a site's own sender address is (platform.NormalizeEmail).
+func (c *config) checkMail(fs *cmdFlags) error {
+	if _, err := platform.NormalizeEmail(c.MailFrom); err != nil {
+		fmt.Fprintf(fs.Output(), "%s: %s %q is not an e-mail address: give a bare address such as no-reply@example.com (the site's name is the sender's name)\n",
+			fs.Name(), fs.envName("mail-from"), c.MailFrom)
+		return errUsage
+	}
+	return nil
+}
+
 // port is the port of Addr, for the demo origins.
 func (c *config) port() (int, error) {
 	_, p, err := net.SplitHostPort(c.Addr)
@@ -182,7 +195,7 @@ func (c *config) port() (int, error) {
 func (c *config) logger(w *os.File) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: %w", c.LogLevel, err)
+		return nil, fmt.Errorf("--log-level %q: must be debug, info, warn or error", c.LogLevel)
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler

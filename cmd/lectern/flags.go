@@ -88,7 +88,9 @@ func newCmdFlags(env *cmdEnv, name string, h help) *cmdFlags {
 		defs:      map[string]string{},
 	}
 	c.SetOutput(env.stderr)
-	c.Usage = func() { c.printHelp(c.Output()) }
+	// The flag package calls Usage for -h and after a bad flag: parse
+	// prints the help for the one, a pointer to it after the other.
+	c.Usage = func() {}
 	return c
 }
 
@@ -130,17 +132,76 @@ func (c *cmdFlags) strOrNone(p *string, name, env, def, usage string) {
 	c.envs[name], c.defs[name] = env, def
 }
 
+// checkedValue is a flag's value whose parse error says what the flag
+// expects (the flag package's own types say "parse error"), as the same
+// value from the environment does.
+type checkedValue struct {
+	// typ is the type the help names; "" for a boolean.
+	typ string
+	set func(string) error
+	get func() string
+}
+
+func (v *checkedValue) Set(s string) error { return v.set(s) }
+func (v *checkedValue) IsBoolFlag() bool   { return v.typ == "" }
+func (v *checkedValue) String() string {
+	if v == nil || v.get == nil {
+		return ""
+	}
+	return v.get()
+}
+
+// checkedVar defines the flag name of type typ over p, starting at v.
+func checkedVar[T any](c *cmdFlags, p *T, v T, typ, name, usage string, parse func(string) (T, error), format func(T) string) {
+	*p = v
+	c.Var(&checkedValue{typ: typ, get: func() string { return format(*p) }, set: func(s string) error {
+		x, err := parse(s)
+		if err == nil {
+			*p = x
+		}
+		return err
+	}}, name, usage)
+}
+
+// fromEnvAs is fromEnv for a value parse reads, stored in v.
+func fromEnvAs[T any](c *cmdFlags, env string, v *T, parse func(string) (T, error)) {
+	c.fromEnv(env, c.getenv(env), func(s string) error {
+		x, err := parse(s)
+		if err == nil {
+			*v = x
+		}
+		return err
+	})
+}
+
+func parseBool(s string) (bool, error) {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, errors.New("not a boolean (true or false, 1 or 0)")
+	}
+	return b, nil
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, errors.New("not a duration (such as 90s, 5m or 24h)")
+	}
+	return d, nil
+}
+
+func parseInt(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, errors.New("not a whole number")
+	}
+	return n, nil
+}
+
 func (c *cmdFlags) boolean(p *bool, name, env string, def bool, usage string) {
 	v := def
-	c.fromEnv(env, c.getenv(env), func(s string) error {
-		b, err := strconv.ParseBool(s)
-		if err != nil {
-			return errors.New("not a boolean (true or false, 1 or 0)")
-		}
-		v = b
-		return nil
-	})
-	c.BoolVar(p, name, v, usage)
+	fromEnvAs(c, env, &v, parseBool)
+	checkedVar(c, p, v, "", name, usage, parseBool, strconv.FormatBool)
 	c.envs[name], c.defs[name] = env, strconv.FormatBool(def)
 }
 
@@ -158,29 +219,15 @@ func (c *cmdFlags) durationOrZero(p *time.Duration, name, env string, def time.D
 
 func (c *cmdFlags) durationFrom(p *time.Duration, name, env string, def time.Duration, usage string) {
 	v := def
-	c.fromEnv(env, c.getenv(env), func(s string) error {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return errors.New("not a duration (such as 90s, 5m or 24h)")
-		}
-		v = d
-		return nil
-	})
-	c.DurationVar(p, name, v, usage)
+	fromEnvAs(c, env, &v, parseDuration)
+	checkedVar(c, p, v, "duration", name, usage, parseDuration, time.Duration.String)
 	c.envs[name], c.defs[name] = env, def.String()
 }
 
 func (c *cmdFlags) integer(p *int, name, env string, def int, usage string) {
 	v := def
-	c.fromEnv(env, c.getenv(env), func(s string) error {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return errors.New("not a whole number")
-		}
-		v = n
-		return nil
-	})
-	c.IntVar(p, name, v, usage)
+	fromEnvAs(c, env, &v, parseInt)
+	checkedVar(c, p, v, "int", name, usage, parseInt, strconv.Itoa)
 	c.envs[name], c.defs[name] = env, strconv.Itoa(def)
 }
 
@@ -196,8 +243,10 @@ var (
 func (c *cmdFlags) parse(args []string) error {
 	if err := c.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			c.printHelp(c.Output())
 			return errHelp
 		}
+		fmt.Fprintf(c.Output(), "Run '%s --help' for usage.\n", c.Name())
 		return errUsage
 	}
 	if c.NArg() > 0 {
@@ -292,7 +341,7 @@ func (c *cmdFlags) printHelp(w io.Writer) {
 
 // flagName is the left column of a flag's line: "  --name type".
 func (c *cmdFlags) flagName(f *flag.Flag) string {
-	typ, _ := flag.UnquoteUsage(f)
+	typ, _ := unquoteUsage(f)
 	if typ == "" {
 		return "  --" + f.Name
 	}
@@ -302,7 +351,7 @@ func (c *cmdFlags) flagName(f *flag.Flag) string {
 // flagUsage is the right column: the usage, then the built-in default and
 // the environment variable, if any.
 func (c *cmdFlags) flagUsage(f *flag.Flag) string {
-	typ, usage := flag.UnquoteUsage(f)
+	typ, usage := unquoteUsage(f)
 	var notes []string
 	def, env := c.defs[f.Name], c.envs[f.Name]
 	if env == "" {
@@ -321,6 +370,15 @@ func (c *cmdFlags) flagUsage(f *flag.Flag) string {
 		usage += " (" + strings.Join(notes, "; ") + ")"
 	}
 	return usage
+}
+
+// unquoteUsage is flag.UnquoteUsage, naming the type of a checkedValue.
+func unquoteUsage(f *flag.Flag) (string, string) {
+	typ, usage := flag.UnquoteUsage(f)
+	if v, ok := f.Value.(*checkedValue); ok && !strings.Contains(f.Usage, "`") {
+		typ = v.typ
+	}
+	return typ, usage
 }
 
 // wrap breaks s into lines of at most width columns; lines after the first

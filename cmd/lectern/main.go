@@ -42,7 +42,7 @@ func commands() map[string]command {
 		"migrate": {"apply pending database migrations and exit", nil, runMigrate},
 		"seed":    {"seed demo: create the demo sites, users, clients and catalog", []string{"demo"}, runSeed},
 		"site":    {"site create|list|update|import: manage sites", []string{"create", "list", "update", "import"}, runSite},
-		"user":    {"user create: create a platform user", []string{"create"}, runUser},
+		"user":    {"user create|factors|remove-factors: create a platform user; list or remove an account's second factors", []string{"create", "factors", "remove-factors"}, runUser},
 		"role":    {"role grant|revoke: give a user a role at a site", []string{"grant", "revoke"}, runRole},
 		"keys":    {"keys rotate|status: add a signing key to a site's ring; when each site's key rotates", []string{"rotate", "status"}, runKeys},
 		"kek":     {"kek rotate: re-seal every signing key under the current key-encryption key", []string{"rotate"}, runKEK},
@@ -80,7 +80,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 	case errors.Is(err, errUsage):
 		return 2
 	default:
-		fmt.Fprintf(stderr, "lectern %s: %v\n", args[0], err)
+		// The error names the whole command: lectern site update, not
+		// lectern site.
+		name := args[0]
+		if len(args) > 1 && slices.Contains(cmd.subs, args[1]) {
+			name += " " + args[1]
+		}
+		fmt.Fprintf(stderr, "lectern %s: %v\n", name, err)
 		return 1
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/lectern/lectern/internal/demo"
@@ -39,6 +41,9 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if err := cfg.applyLimits(fs); err != nil {
+		return err
+	}
+	if err := cfg.checkMail(fs); err != nil {
 		return err
 	}
 	cfg.KeyRotationOff = !*cfg.rotationFlag
@@ -73,27 +78,37 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	defer a.Close()
+	// A key-encryption key that opens none of the stored signing keys
+	// would leave the replica ready while every token request fails: it
+	// is refused here as the CLI refuses it (the first start of the
+	// embedded default has no keys yet and passes).
+	if err := checkKEK(ctx, a); err != nil {
+		return err
+	}
 	srv, err := server.New(ctx, a)
 	if err != nil {
 		return err
 	}
-	// Bind first: a taken port is reported before the banner says the
-	// demo is being served.
+	// Bind both listeners first: a taken port is reported before the
+	// banner says the demo is being served.
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
 	}
 	defer ln.Close()
+	var mln net.Listener
+	if cfg.MetricsAddr != "" {
+		if mln, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr %s: %w (choose a free address, or \"\" to serve no metrics)", cfg.MetricsAddr, err)
+		}
+		defer mln.Close()
+	}
 	if cfg.EmbeddedDB() {
 		if err := seedEmbedded(ctx, a, &cfg, env.stdout); err != nil {
 			return err
 		}
 	}
-	if cfg.MetricsAddr != "" {
-		mln, err := net.Listen("tcp", cfg.MetricsAddr)
-		if err != nil {
-			return fmt.Errorf("--metrics-addr %s: %w (choose a free address, or \"\" to serve no metrics)", cfg.MetricsAddr, err)
-		}
+	if mln != nil {
 		// The metrics listener outlives the main one's drain: its /readyz
 		// reports "draining" and its metrics are scraped until the main
 		// listener has closed, rather than refusing from the signal on.
@@ -130,15 +145,40 @@ func seedEmbedded(ctx context.Context, a *server.App, cfg *config, out io.Writer
 		}
 		a.Logger.Info("demo seed created")
 	}
-	if _, err := a.Store.SiteBySlug(ctx, demo.AcademySlug); errors.Is(err, storage.ErrNotFound) {
+	academy, err := a.Store.SiteBySlug(ctx, demo.AcademySlug)
+	if errors.Is(err, storage.ErrNotFound) {
 		return nil
 	} else if err != nil {
 		return err
 	}
-	if port, err := cfg.port(); err == nil {
-		printBanner(out, port, "Lectern is serving the demo sites (embedded default: SQLite + in-memory cache under "+cfg.DataDir+")")
+	port, err := cfg.port()
+	if err != nil {
+		return nil
 	}
+	// The demo's origins carry the port of the first start: the sites
+	// answer there, whatever --addr says now.
+	seeded := originPort(academy.Origin)
+	if seeded == 0 {
+		return nil
+	}
+	headline := "Lectern is serving the demo sites (embedded default: SQLite + in-memory cache under " + cfg.DataDir + ")"
+	if seeded != port {
+		headline += fmt.Sprintf("\n\n  NOTE: the demo sites were seeded for port %d and answer only there; this server listens on %s.\n"+
+			"  Serve with --addr :%d, change their origins (lectern site update --origin), or start from a fresh --data-dir.",
+			seeded, cfg.Addr, seeded)
+	}
+	printBanner(out, seeded, headline)
 	return nil
+}
+
+// originPort is the port an origin names explicitly, or 0.
+func originPort(origin string) int {
+	u, err := url.Parse(origin)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(u.Port())
+	return n
 }
 
 // printBanner prints the demo's sites, users and clients under headline.
@@ -149,7 +189,7 @@ func printBanner(w io.Writer, port int, headline string) {
   %-34s Variant A (vendor platforms + CIMD), id_tokens on, MCP connections beta on
   %-34s Variant B (open loopback registration), id_tokens on
 
-  users (password)
+  users (password as seeded)
     %-22s %-22s owner at both sites
     %-22s %-22s lecturer at Demo Academy
     %-22s %-22s student at both sites

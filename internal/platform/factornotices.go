@@ -16,6 +16,9 @@ const (
 	FactorAppAdded       = lmail.FactorAppAdded
 	FactorAppReplaced    = lmail.FactorAppReplaced
 	FactorAppRemoved     = lmail.FactorAppRemoved
+	// Removals by the provider's support (NotifyFactorRemovedBySupport).
+	FactorPasskeysRemovedBySupport = lmail.FactorPasskeysRemovedBySupport
+	FactorAppRemovedBySupport      = lmail.FactorAppRemovedBySupport
 )
 
 // NotifyFactorChange mails u a notice that a second factor of the account
@@ -23,8 +26,10 @@ const (
 // (FactorPasskeyAdded, ...), name the passkey's name (empty for the
 // authenticator app), at when. Someone who got hold of the password, or a
 // session, and adds a passkey or an app of their own keeps a way in that a
-// password reset does not close; the notice tells the owner, who can act
-// (audit W, finding 1). The notice goes to the account's address in its
+// password reset does not close; the notice tells the owner, who can reset
+// the password (which ends every session) and have the factor removed by
+// the provider's support, lectern user remove-factors (audit W, finding 1;
+// audit V, finding 1). The notice goes to the account's address in its
 // language, under the per-address mail limit of its kind: a notice the
 // limit holds back is skipped (nil), as the change itself is made.
 func (p *Platform) NotifyFactorChange(ctx context.Context, site *storage.Site, u *storage.User, change, name string, at time.Time) error {
@@ -34,6 +39,23 @@ func (p *Platform) NotifyFactorChange(ctx context.Context, site *storage.Site, u
 		}
 		return err
 	}
+	return p.queueFactorNotice(ctx, site, u, change, name, at)
+}
+
+// NotifyFactorRemovedBySupport mails u that the provider's support removed
+// second factors of the account (lectern user remove-factors): change is
+// FactorPasskeysRemovedBySupport (site's passkeys, names their names) or
+// FactorAppRemovedBySupport (the authenticator app; site is the site the
+// mail comes from). Unlike NotifyFactorChange it is not held back by the
+// per-address limit: only the operator's command sends it, and the owner
+// must hear of every such removal, however many notices a thief's changes
+// sent before.
+func (p *Platform) NotifyFactorRemovedBySupport(ctx context.Context, site *storage.Site, u *storage.User, change, names string, at time.Time) error {
+	return p.queueFactorNotice(ctx, site, u, change, names, at)
+}
+
+// queueFactorNotice composes the notice of change and queues it.
+func (p *Platform) queueFactorNotice(ctx context.Context, site *storage.Site, u *storage.User, change, name string, at time.Time) error {
 	m, err := p.compose(ctx, lmail.KindFactorNotice, site, u.Language, lmail.Data{
 		To: u.Email, Name: u.Name, Factor: change, FactorName: name, At: at})
 	if err != nil {

@@ -30,7 +30,16 @@ func (s *Server) buildMail() error {
 		// The mail's text (its links) is logged on SQLite only, the
 		// embedded default that one person tries on their machine; a
 		// PostgreSQL deployment without --smtp-url logs where the file is.
-		transport = &mail.Dir{Path: dir, Logger: a.Logger, LogText: a.Store.Dialect() == sqlstore.SQLite}
+		embedded := a.Store.Dialect() == sqlstore.SQLite
+		d := &mail.Dir{Path: dir, Logger: a.Logger, LogText: embedded}
+		if err := d.Check(); err != nil {
+			return fmt.Errorf("mail: without --smtp-url (LECTERN_SMTP_URL) account mail is written to %s, which cannot be written: %w (give --smtp-url, or a writable --data-dir)", dir, err)
+		}
+		if !embedded {
+			a.Logger.Warn("no --smtp-url (LECTERN_SMTP_URL): account mail (invitations, password resets, sign-up checks) goes to the outbox folder of this replica only, not to its recipients",
+				"folder", dir)
+		}
+		transport = d
 		s.mailDesc = "folder " + dir
 	}
 	s.mailer = mail.NewSender(a.Store, transport, a.Logger, a.Config.Mail)

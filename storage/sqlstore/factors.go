@@ -10,7 +10,10 @@ import (
 	"github.com/lectern/lectern/tenant"
 )
 
-var _ storage.FactorStore = (*Store)(nil)
+var (
+	_ storage.FactorStore        = (*Store)(nil)
+	_ storage.FactorSupportStore = (*Store)(nil)
+)
 
 // CreatePasskey implements storage.FactorStore.
 func (s *Store) CreatePasskey(ctx context.Context, p *storage.Passkey) error {
@@ -31,6 +34,14 @@ func (s *Store) CountPasskeys(ctx context.Context, userID string) (int, error) {
 	var n int64
 	err := s.db.WithContext(ctx).Model(&storage.Passkey{}).Where("user_id = ?", userID).Count(&n).Error
 	return int(n), mapErr(err)
+}
+
+// AllPasskeys implements storage.FactorSupportStore: by user alone, as
+// CountPasskeys.
+func (s *Store) AllPasskeys(ctx context.Context, userID string) ([]storage.Passkey, error) {
+	var out []storage.Passkey
+	err := s.db.WithContext(ctx).Where("user_id = ?", userID).Order("site_id, id").Find(&out).Error
+	return out, mapErr(err)
 }
 
 // PasskeyByCredentialID implements storage.FactorStore.

@@ -45,6 +45,23 @@ func testPasskeys(t *testing.T, f *fixture) {
 	if n, err := f.s.CountPasskeys(f.ctx, other.ID); err != nil || n != 0 {
 		t.Errorf("CountPasskeys(other) = %d, %v; want 0", n, err)
 	}
+	// Listed at every site for the provider's support (lectern user
+	// factors): the account's passkeys, by site, not the other user's.
+	support, ok := f.s.(storage.FactorSupportStore)
+	if !ok {
+		t.Fatalf("%T does not implement storage.FactorSupportStore", f.s)
+	}
+	first, second := p, atB
+	if f.b.ID < f.a.ID {
+		first, second = atB, p
+	}
+	all, err := support.AllPasskeys(f.ctx, u.ID)
+	if err != nil || len(all) != 2 || all[0].ID != first.ID || all[0].SiteID != first.SiteID || all[1].ID != second.ID || all[1].SiteID != second.SiteID {
+		t.Errorf("AllPasskeys = %+v, %v; want the passkeys at A and B, by site", all, err)
+	}
+	if all, err := support.AllPasskeys(f.ctx, other.ID); err != nil || len(all) != 0 {
+		t.Errorf("AllPasskeys(other) = %+v, %v; want none", all, err)
+	}
 	// Foreign site, foreign user: not found, nothing changed.
 	if err := f.s.RenamePasskey(f.ctx, f.b.ID, u.ID, p.ID, "Hijacked"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("RenamePasskey from site B = %v; want ErrNotFound", err)
