@@ -42,7 +42,10 @@ func (o *opServer) Introspect(ctx context.Context, r *op.Request[op.Introspectio
 	if cc.ClientAssertion != "" {
 		return nil, errInvalidClient("client assertions are not supported")
 	}
-	c, err := s.client(ctx, site, cc.ClientID)
+	// The stored clients only: a Client ID Metadata Document is never a
+	// confidential client, so fetching one here could only make the
+	// server fetch for a stranger.
+	c, err := s.clientAdmitted(ctx, site, cc.ClientID, refuseFetch)
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return nil, errInvalidClient("unknown client")

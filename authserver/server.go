@@ -180,6 +180,10 @@ type admittingSource interface {
 	ClientAdmitted(ctx context.Context, site *tenant.Site, clientID string, admit func(context.Context) error) (*Client, error)
 }
 
+// refuseFetch is an admit function that refuses every fetch: the client
+// must be one already known (stored, or a document already cached).
+func refuseFetch(context.Context) error { return storage.ErrNotFound }
+
 // clientAdmitted is client, with admit asked before the extra source
 // fetches anything (admittingSource); admit's error is returned as it is.
 func (s *Server) clientAdmitted(ctx context.Context, site *tenant.Site, clientID string, admit func(context.Context) error) (*Client, error) {

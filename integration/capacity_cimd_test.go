@@ -12,6 +12,7 @@ import (
 
 	"github.com/lectern/lectern/internal/server"
 	"github.com/lectern/lectern/limits"
+	"github.com/lectern/lectern/vocab"
 )
 
 // Client ID Metadata Documents fetched for strangers (audit of issue 14,
@@ -114,4 +115,24 @@ func TestCIMDFetchesChargedAndFailuresCached(t *testing.T) {
 			t.Fatalf("the good document was fetched %d times, want 1 (then cached)", n)
 		}
 	})
+}
+
+// The introspection endpoint needs a confidential client, which a Client
+// ID Metadata Document never is: a caller naming a document's URL is
+// refused without the document being fetched, so introspection cannot be
+// used to make the server fetch for strangers (decisions.md, the
+// follow-up of the limits audit's finding 3).
+func TestIntrospectionFetchesNoDocument(t *testing.T) {
+	doc := newCountingCIMDServer(t)
+	ts := startServer(t, backend{name: "embedded"}, &serverOptions{configure: func(c *server.Config) { c.CIMDTestRoots = doc.roots }})
+	for _, path := range []string{"/good.json", "/missing.json"} {
+		status, _, body := ts.postForm(t, ts.open()+vocab.IntrospectionPath,
+			url.Values{"token": {"x"}, "client_id": {doc.URL + path}, "client_secret": {"guess"}})
+		if status != http.StatusUnauthorized || body["error"] != "invalid_client" {
+			t.Fatalf("introspection as the document %s: %d %v; want 401 invalid_client", path, status, body)
+		}
+		if n := doc.fetches(path); n != 0 {
+			t.Fatalf("introspection as the document %s fetched it %d times; want 0", path, n)
+		}
+	}
 }
