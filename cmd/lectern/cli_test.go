@@ -64,73 +64,79 @@ func (c *cli) fails(wantCode int, wantErr string, args ...string) {
 	}
 }
 
-func TestCLI(t *testing.T) {
+// eachDatabase runs f as a subtest on the embedded SQLite database and on
+// PostgreSQL.
+func eachDatabase(t *testing.T, f func(t *testing.T, pg bool)) {
 	for _, pg := range []bool{false, true} {
 		name := "sqlite"
 		if pg {
 			name = "postgres"
 		}
-		t.Run(name, func(t *testing.T) {
-			c := newCLI(t, pg)
-
-			var site siteJSON
-			c.json(&site, "site", "create", "--slug", "academy", "--name", "Academy", "--origin", "HTTPS://Academy.Example.com/",
-				"--alias", "www.academy.example.com", "--variant", "a", "--id-tokens", "--json")
-			if site.ID == 0 || site.Origin != "https://academy.example.com" || site.RegistrationVariant != "A" || !site.IDTokensEnabled ||
-				len(site.Aliases) != 1 || site.Aliases[0] != "www.academy.example.com" {
-				t.Fatalf("created site %+v", site)
-			}
-			c.fails(1, "conflict", "site", "create", "--slug", "academy", "--name", "Again", "--origin", "https://other.example.com")
-			c.fails(1, "origin", "site", "create", "--slug", "bad", "--name", "Bad", "--origin", "https://bad.example.com/path")
-			c.fails(1, "variant", "site", "create", "--slug", "bad", "--name", "Bad", "--origin", "https://bad.example.com", "--variant", "C")
-			c.fails(1, "slug", "site", "create", "--slug", "Bad Slug", "--name", "Bad", "--origin", "https://bad.example.com")
-
-			var updated siteJSON
-			c.json(&updated, "site", "update", "--site", "academy", "--name", "Academy 2", "--id-tokens=false", "--mcp-beta", "--json")
-			if updated.Name != "Academy 2" || updated.IDTokensEnabled || !updated.MCPConnectionsBeta || updated.Origin != site.Origin {
-				t.Fatalf("updated site %+v", updated)
-			}
-			var list []siteJSON
-			c.json(&list, "site", "list", "--json")
-			if len(list) != 1 || list[0].Name != "Academy 2" {
-				t.Fatalf("site list %+v", list)
-			}
-
-			var user map[string]any
-			c.json(&user, "user", "create", "--email", "Ada@Example.com", "--name", "Ada", "--password", "long-enough-pw", "--json")
-			if id, _ := user["id"].(string); !strings.HasPrefix(id, "usr_") || user["email"] != "ada@example.com" {
-				t.Fatalf("created user %v", user)
-			}
-			for k := range user {
-				if strings.Contains(k, "password") || strings.Contains(k, "hash") {
-					t.Fatalf("user output leaks %q", k)
-				}
-			}
-			c.fails(1, "8 characters", "user", "create", "--email", "b@example.com", "--name", "B", "--password", "short")
-			c.fails(1, "e-mail", "user", "create", "--email", "not-an-email", "--name", "B", "--password", "long-enough-pw")
-
-			var role map[string]any
-			c.json(&role, "role", "grant", "--site", "academy", "--user", "ada@example.com", "--role", "owner", "--json")
-			if roles, _ := role["roles"].([]any); len(roles) != 1 || roles[0] != "owner" {
-				t.Fatalf("role grant %v", role)
-			}
-			c.fails(1, "role", "role", "grant", "--site", "academy", "--user", "ada@example.com", "--role", "emperor")
-			c.fails(1, "no site", "role", "grant", "--site", "nope", "--user", "ada@example.com", "--role", "owner")
-
-			var key map[string]any
-			c.json(&key, "keys", "rotate", "--site", "academy", "--activate-in", "2h", "--json")
-			if key["state"] != "next" || key["kid"] == "" || key["alg"] != "ES256" {
-				t.Fatalf("rotated key %v", key)
-			}
-			c.fails(2, "--sessions-per-account (LECTERN_SESSIONS_PER_ACCOUNT) must be between 1 and", "serve", "--sessions-per-account", "0")
-			c.fails(2, "--sessions-per-account (LECTERN_SESSIONS_PER_ACCOUNT) must be between 1 and", "serve", "--sessions-per-account", "20000")
-			c.fails(2, "unknown command", "frobnicate")
-			c.fails(2, "usage", "site")
-			if code, _, _ := c.run(); code != 2 {
-				t.Fatalf("no arguments: exit %d, want 2", code)
-			}
-		})
+		t.Run(name, func(t *testing.T) { f(t, pg) })
 	}
+}
+
+func TestCLI(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		c := newCLI(t, pg)
+
+		var site siteJSON
+		c.json(&site, "site", "create", "--slug", "academy", "--name", "Academy", "--origin", "HTTPS://Academy.Example.com/",
+			"--alias", "www.academy.example.com", "--variant", "a", "--id-tokens", "--json")
+		if site.ID == 0 || site.Origin != "https://academy.example.com" || site.RegistrationVariant != "A" || !site.IDTokensEnabled ||
+			len(site.Aliases) != 1 || site.Aliases[0] != "www.academy.example.com" {
+			t.Fatalf("created site %+v", site)
+		}
+		c.fails(1, "conflict", "site", "create", "--slug", "academy", "--name", "Again", "--origin", "https://other.example.com")
+		c.fails(1, "origin", "site", "create", "--slug", "bad", "--name", "Bad", "--origin", "https://bad.example.com/path")
+		c.fails(1, "variant", "site", "create", "--slug", "bad", "--name", "Bad", "--origin", "https://bad.example.com", "--variant", "C")
+		c.fails(1, "slug", "site", "create", "--slug", "Bad Slug", "--name", "Bad", "--origin", "https://bad.example.com")
+
+		var updated siteJSON
+		c.json(&updated, "site", "update", "--site", "academy", "--name", "Academy 2", "--id-tokens=false", "--mcp-beta", "--json")
+		if updated.Name != "Academy 2" || updated.IDTokensEnabled || !updated.MCPConnectionsBeta || updated.Origin != site.Origin {
+			t.Fatalf("updated site %+v", updated)
+		}
+		var list []siteJSON
+		c.json(&list, "site", "list", "--json")
+		if len(list) != 1 || list[0].Name != "Academy 2" {
+			t.Fatalf("site list %+v", list)
+		}
+
+		var user map[string]any
+		c.json(&user, "user", "create", "--email", "Ada@Example.com", "--name", "Ada", "--password", "long-enough-pw", "--json")
+		if id, _ := user["id"].(string); !strings.HasPrefix(id, "usr_") || user["email"] != "ada@example.com" {
+			t.Fatalf("created user %v", user)
+		}
+		for k := range user {
+			if strings.Contains(k, "password") || strings.Contains(k, "hash") {
+				t.Fatalf("user output leaks %q", k)
+			}
+		}
+		c.fails(1, "8 characters", "user", "create", "--email", "b@example.com", "--name", "B", "--password", "short")
+		c.fails(1, "e-mail", "user", "create", "--email", "not-an-email", "--name", "B", "--password", "long-enough-pw")
+
+		var role map[string]any
+		c.json(&role, "role", "grant", "--site", "academy", "--user", "ada@example.com", "--role", "owner", "--json")
+		if roles, _ := role["roles"].([]any); len(roles) != 1 || roles[0] != "owner" {
+			t.Fatalf("role grant %v", role)
+		}
+		c.fails(1, "role", "role", "grant", "--site", "academy", "--user", "ada@example.com", "--role", "emperor")
+		c.fails(1, "no site", "role", "grant", "--site", "nope", "--user", "ada@example.com", "--role", "owner")
+
+		var key map[string]any
+		c.json(&key, "keys", "rotate", "--site", "academy", "--activate-in", "2h", "--json")
+		if key["state"] != "next" || key["kid"] == "" || key["alg"] != "ES256" {
+			t.Fatalf("rotated key %v", key)
+		}
+		c.fails(2, "--sessions-per-account (LECTERN_SESSIONS_PER_ACCOUNT) must be between 1 and", "serve", "--sessions-per-account", "0")
+		c.fails(2, "--sessions-per-account (LECTERN_SESSIONS_PER_ACCOUNT) must be between 1 and", "serve", "--sessions-per-account", "20000")
+		c.fails(2, "unknown command", "frobnicate")
+		c.fails(2, "usage", "site")
+		if code, _, _ := c.run(); code != 2 {
+			t.Fatalf("no arguments: exit %d, want 2", code)
+		}
+	})
 }
 
 func TestCLISeedDemo(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -10,28 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/lectern/lectern/internal/logtest"
 )
-
-// syncBuffer is a buffer serve writes to while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // served is what one run of serve left: its exit code, stdout, stderr
 // (the CLI's messages) and its log (the process's stderr).
@@ -53,13 +35,13 @@ func serveUntil(t *testing.T, c *cli, until string, args ...string) served {
 	stderr, logger := os.Stderr, slog.Default()
 	os.Stderr = w
 	defer func() { os.Stderr = stderr; slog.SetDefault(logger) }()
-	var logs syncBuffer
+	var logs logtest.Buffer
 	copied := make(chan struct{})
 	go func() { _, _ = io.Copy(&logs, r); close(copied) }()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errb syncBuffer
+	var out, errb logtest.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, append([]string{"serve"}, args...), &out, &errb, func(k string) (string, bool) { v, ok := c.env[k]; return v, ok })
